@@ -1,0 +1,160 @@
+"""ndplane: a multi-backend n-dimensional array library.
+
+The namespace is the Python Array API standard (2024.12) plus devices,
+backends and a seeded random generator.
+
+>>> import ndplane as nd
+>>> x = nd.arange(6, dtype=nd.float32).reshape((2, 3))
+>>> (x.T @ x).shape, float(nd.sum(x))
+((3, 3), 15.0)
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+__array_api_version__ = "2024.12"
+
+__all__ = ["__array_api_version__", "__version__"]
+
+from ._errors import (
+    BackendUnavailableError,
+    DeviceMismatchError,
+    FallbackError,
+    FallbackWarning,
+    NdplaneError,
+    OutOfMemoryError,
+    PluginWarning,
+    UnsupportedDTypeError,
+)
+
+__all__ += [
+    "BackendUnavailableError", "DeviceMismatchError", "FallbackError", "FallbackWarning",
+    "NdplaneError", "OutOfMemoryError", "PluginWarning", "UnsupportedDTypeError",
+]  # fmt: skip
+
+from ._dtypes import (
+    ALL_DTYPES,
+    DType,
+    bool,
+    complex64,
+    complex128,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    isdtype,
+    result_type,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+
+__all__ += [
+    "ALL_DTYPES", "DType", "bool", "complex64", "complex128", "float16", "float32", "float64",
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "isdtype", "result_type",
+]  # fmt: skip
+
+from ._data_types import astype, can_cast, finfo, iinfo
+
+__all__ += ["astype", "can_cast", "finfo", "iinfo"]
+
+from ._devices import Device, backends, default_device, devices, get_default_device
+
+__all__ += ["Device", "backends", "default_device", "devices", "get_default_device"]
+
+from ._array import Array
+
+__all__ += ["Array"]
+
+from ._dispatch import fallback_mode
+
+__all__ += ["fallback_mode"]
+
+from ._creation import (
+    arange,
+    asarray,
+    empty,
+    empty_like,
+    eye,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
+)
+
+__all__ += [
+    "arange", "asarray", "empty", "empty_like", "eye", "full", "full_like", "linspace", "ones",
+    "ones_like", "zeros", "zeros_like",
+]  # fmt: skip
+
+from . import _elementwise
+from ._elementwise import *  # noqa: F403 - the table-built elementwise functions
+
+__all__ += _elementwise.__all__
+
+from ._manipulation import (
+    broadcast_arrays,
+    broadcast_to,
+    concat,
+    expand_dims,
+    flip,
+    matrix_transpose,
+    moveaxis,
+    permute_dims,
+    reshape,
+    squeeze,
+    stack,
+    unstack,
+)
+
+__all__ += [
+    "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "matrix_transpose",
+    "moveaxis", "permute_dims", "reshape", "squeeze", "stack", "unstack",
+]  # fmt: skip
+
+from ._indexing import take, take_along_axis
+
+__all__ += ["take", "take_along_axis"]
+
+from ._statistical import cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum, var
+
+__all__ += ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
+
+from ._utility import all, any
+
+__all__ += ["all", "any"]
+
+from ._searching import argmax, argmin, nonzero, where
+
+__all__ += ["argmax", "argmin", "nonzero", "where"]
+
+from ._sorting import argsort, sort
+
+__all__ += ["argsort", "sort"]
+
+from ._linalg import matmul, tensordot, vecdot
+
+__all__ += ["matmul", "tensordot", "vecdot"]
+
+from . import random
+
+__all__ += ["random"]
+
+from ._methods import bind_methods as _bind_methods
+
+_bind_methods()
+
+e = 2.718281828459045
+inf = float("inf")
+nan = float("nan")
+newaxis = None
+pi = 3.141592653589793
+
+__all__ += ["e", "inf", "nan", "newaxis", "pi"]

@@ -1,0 +1,268 @@
+"""The Array: storage (a backend buffer on a device) plus a layout (a Ref).
+
+An Array never holds data itself.  Its layout lives in an immutable
+:class:`~ndplane.backend.Ref` built once, so passing it to a kernel is free;
+every view is a new Array over the same Storage with another Ref.  Operators
+and most methods are bound onto the class by the chapter modules
+(``_elementwise`` etc.), so this module imports none of them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import _layout
+from ._devices import Device
+from .backend.base import Ref
+
+if TYPE_CHECKING:
+    from ._dtypes import DType
+    from .backend.base import Backend
+
+__all__ = ["Array", "Storage"]
+
+
+class Storage:
+    """One backend buffer: freed through its backend when the last Array over it dies."""
+
+    __slots__ = ("buffer", "device", "backend", "nbytes", "version", "__weakref__")
+
+    def __init__(self, buffer: Any, device: Device, backend: Backend, nbytes: int) -> None:
+        self.buffer = buffer
+        self.device = device
+        self.backend = backend
+        self.nbytes = nbytes
+        self.version = 0  # bumped by every in-place write (autograd checks it)
+
+    def __del__(self) -> None:
+        try:
+            self.backend.free(self.buffer)
+        except Exception:  # noqa: BLE001, S110 - interpreter shutdown or a dead device
+            pass
+
+
+class Array:
+    """An n-dimensional array on a device.
+
+    Create arrays with :func:`ndplane.asarray`, :func:`ndplane.zeros` and the
+    other creation functions, never with ``Array(...)``.
+
+    >>> import ndplane as nd
+    >>> x = nd.asarray([[1.0, 2.0], [3.0, 4.0]])
+    >>> x.shape, x.dtype, x.T[0, 1]
+    ((2, 2), ndplane.float64, Array(3., dtype=float64, device='numpy:0'))
+    """
+
+    __slots__ = ("_storage", "_ref", "_node", "requires_grad", "grad", "__weakref__")
+
+    _storage: Storage
+    _ref: Ref
+    _node: Any
+    requires_grad: bool
+    grad: Array | None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError(
+            "Array cannot be constructed directly; use ndplane.asarray(), ndplane.zeros() "
+            "or another creation function."
+        )
+
+    # -- attributes ------------------------------------------------------------
+
+    @property
+    def dtype(self) -> DType:
+        """The data type."""
+        return self._ref.dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape, a tuple of ints."""
+        return self._ref.shape
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return len(self._ref.shape)
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        return self._ref.size
+
+    @property
+    def device(self) -> Device:
+        """The device holding the data."""
+        return self._storage.device
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Strides in elements (not bytes); may be 0 (broadcast) or negative (flipped)."""
+        return self._ref.strides
+
+    @property
+    def T(self) -> Array:
+        """The transpose of a 2-D array (a view)."""
+        if self.ndim != 2:
+            raise ValueError(f"Array.T: only defined for 2-D arrays; got {self.ndim}-D. Use .mT or permute_dims.")
+        r = self._ref
+        return _view(self, r.shape[::-1], r.strides[::-1], r.offset)
+
+    @property
+    def mT(self) -> Array:
+        """The transpose of the last two axes (a view)."""
+        if self.ndim < 2:
+            raise ValueError(f"Array.mT: needs at least 2 dimensions; got {self.ndim}-D.")
+        r = self._ref
+        shape, strides = r.shape, r.strides
+        return _view(self, shape[:-2] + (shape[-1], shape[-2]), strides[:-2] + (strides[-1], strides[-2]), r.offset)
+
+    def __len__(self) -> int:
+        if not self._ref.shape:
+            raise TypeError("len() of a 0-d array")
+        return self._ref.shape[0]
+
+    def __iter__(self) -> Any:
+        if not self._ref.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self._ref.shape[0]))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    # -- conversion ------------------------------------------------------------
+
+    def to_numpy(self) -> np.ndarray:
+        """A NumPy copy of the data, from any device (waits for pending work).
+
+        >>> import ndplane as nd
+        >>> nd.arange(3).to_numpy()
+        array([0, 1, 2])
+        """
+        host = self._storage.backend.to_host(self._ref)
+        return np.array(host, copy=True)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        st = self._storage
+        if "host" not in st.backend.capabilities:
+            raise TypeError(
+                f"cannot convert an array on device '{st.device}' to NumPy implicitly; "
+                f"move it first with x.to_device('cpu') or copy it with x.to_numpy()."
+            )
+        host = st.backend.to_host(self._ref)
+        if copy:
+            host = host.copy()
+        return host if dtype is None else host.astype(dtype, copy=False)
+
+    def _scalar(self, kind: type, name: str) -> Any:
+        if self._ref.shape != () and self._ref.size != 1:
+            raise TypeError(
+                f"{name}: only arrays with one element can be converted to a Python scalar; "
+                f"got shape {self._ref.shape}."
+            )
+        value = self._storage.backend.to_host(self._ref).reshape(()).item()
+        return kind(value)
+
+    def __bool__(self) -> bool:
+        return self._scalar(bool, "__bool__")
+
+    def __int__(self) -> int:
+        if self._ref.dtype.kind == "complex":
+            raise TypeError("__int__: cannot convert a complex array to int; use real() first.")
+        return self._scalar(int, "__int__")
+
+    def __float__(self) -> float:
+        if self._ref.dtype.kind == "complex":
+            raise TypeError("__float__: cannot convert a complex array to float; use real() first.")
+        return self._scalar(float, "__float__")
+
+    def __complex__(self) -> complex:
+        return self._scalar(complex, "__complex__")
+
+    def __index__(self) -> int:
+        if self._ref.dtype.kind not in ("int", "uint"):
+            raise TypeError(f"__index__: only integer arrays can be used as an index; got {self.dtype.name}.")
+        return self._scalar(int, "__index__")
+
+    def item(self) -> bool | int | float | complex:
+        """The single element as a Python scalar.
+
+        >>> import ndplane as nd
+        >>> nd.asarray([2.5]).item()
+        2.5
+        """
+        return self._scalar(lambda v: v, "item")
+
+    def tolist(self) -> Any:
+        """The data as nested Python lists (a scalar for 0-d arrays).
+
+        >>> import ndplane as nd
+        >>> nd.arange(4).reshape((2, 2)).tolist()
+        [[0, 1], [2, 3]]
+        """
+        return self.to_numpy().tolist()
+
+    def __repr__(self) -> str:
+        body = np.array2string(
+            self.to_numpy(), separator=", ", prefix="Array(", threshold=1000, edgeitems=3
+        )
+        return f"Array({body}, dtype={self.dtype.name}, device='{self.device}')"
+
+    __str__ = __repr__
+
+    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
+        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+            raise ValueError(f"__array_namespace__: unsupported api_version {api_version!r}; ndplane implements 2024.12.")
+        import ndplane
+
+        return ndplane
+
+    # -- pickling: protocol-5 out-of-band buffers, unpickled on the same kind of device --
+
+    def __reduce_ex__(self, protocol: int) -> tuple[Any, ...]:
+        host = self.to_numpy()
+        data: Any = host
+        if protocol >= 5:
+            import pickle
+
+            data = pickle.PickleBuffer(host)
+        return (_unpickle, (data, self.dtype.name, self.shape, self.device.kind))
+
+
+def _unpickle(data: Any, dtype_name: str, shape: tuple[int, ...], kind: str) -> Array:
+    from ._creation import asarray
+    from ._dtypes import BY_NAME
+
+    host = np.frombuffer(data, dtype=BY_NAME[dtype_name].dtype).reshape(shape)
+    return asarray(host, device=kind, copy=True)
+
+
+def _new(storage: Storage, dtype: DType, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array:
+    """The one constructor of Arrays."""
+    a = object.__new__(Array)
+    a._storage = storage
+    a._ref = Ref(
+        storage.buffer, dtype, shape, strides, offset, _layout.prod(shape),
+        _layout.is_contiguous(shape, strides),
+    )  # fmt: skip
+    a._node = None
+    a.requires_grad = False
+    a.grad = None
+    return a
+
+
+def _new_contiguous(storage: Storage, dtype: DType, shape: tuple[int, ...], size: int) -> Array:
+    """Fast constructor for a fresh C-contiguous array (the output of every kernel)."""
+    a = object.__new__(Array)
+    a._storage = storage
+    a._ref = Ref(storage.buffer, dtype, shape, _layout.contiguous_strides(shape), 0, size, True)
+    a._node = None
+    a.requires_grad = False
+    a.grad = None
+    return a
+
+
+def _view(base: Array, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array:
+    """A view of ``base`` with another layout over the same storage (O(1), no kernel)."""
+    return _new(base._storage, base._ref.dtype, shape, strides, offset)

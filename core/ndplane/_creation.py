@@ -1,0 +1,292 @@
+"""Creation functions (Array API chapter)."""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import _dispatch, _dtypes, _layout
+from ._array import Array
+from ._devices import Device, as_device
+from ._dtypes import DType, as_dtype
+
+__all__ = [
+    "asarray", "empty", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full",
+    "full_like", "arange", "linspace", "eye",
+]  # fmt: skip
+
+ShapeLike = int | Sequence[int]
+
+
+def _shape(shape: ShapeLike, name: str) -> tuple[int, ...]:
+    try:
+        dims = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(
+            operator.index(n) for n in shape
+        )
+    except TypeError:
+        raise TypeError(f"{name}: shape must be an int or a tuple of ints; got {shape!r}.") from None
+    if any(n < 0 for n in dims):
+        raise ValueError(f"{name}: negative dimensions are not allowed; got shape {dims}.")
+    return dims
+
+
+def _dtype(dtype: Any, device: Device, kind: str, name: str) -> DType:
+    if dtype is None:
+        return device.backend.default_dtypes[kind]
+    return as_dtype(dtype, name)
+
+
+def _host_dtype(host: np.ndarray, device: Device, name: str) -> DType:
+    """The dtype Python data gets: the device's default of its kind (no value-based casting)."""
+    kind = host.dtype.kind
+    defaults = device.backend.default_dtypes
+    if kind == "b":
+        return _dtypes.bool
+    if kind in "iu":
+        return defaults["integral"]
+    if kind == "f":
+        return defaults["real floating"]
+    if kind == "c":
+        return defaults["complex floating"]
+    raise TypeError(f"{name}: cannot make an array from data of NumPy dtype {host.dtype}.")
+
+
+def asarray(
+    obj: Any, /, *, dtype: DType | None = None, device: str | Device | None = None, copy: bool | None = None
+) -> Array:
+    """Convert ``obj`` (an Array, a NumPy array, nested sequences or a scalar) to an Array.
+
+    Python data gets the device's default dtypes; NumPy arrays keep their dtype.
+    ``copy=True`` always copies, ``copy=False`` never does (and raises if it must).
+
+    >>> import ndplane as nd, numpy as np
+    >>> nd.asarray([[1, 2], [3, 4]]).dtype, nd.asarray(np.ones(2, np.float32)).dtype
+    (ndplane.int64, ndplane.float32)
+    >>> nd.asarray(1.5, device="numpy:1")
+    Array(1.5, dtype=float64, device='numpy:1')
+    """
+    if type(obj) is Array:
+        dev = obj.device if device is None else as_device(device)
+        want = obj.dtype if dtype is None else as_dtype(dtype, "asarray")
+        needs_copy = dev is not obj.device or want is not obj.dtype
+        if copy is False and needs_copy:
+            raise ValueError("asarray: copy=False, but changing the device or dtype requires a copy.")
+        out = obj if dev is obj.device else _dispatch.to_device(obj, dev)
+        if want is not out.dtype:
+            return _dispatch.cast(out, want)
+        if copy and out is obj:
+            return _dispatch.copy_of(obj)
+        return out
+    if copy is False:
+        raise ValueError(
+            f"asarray: copy=False, but a {type(obj).__name__} must be copied into device memory."
+        )
+    dev = as_device(device)
+    if isinstance(obj, np.ndarray) or isinstance(obj, np.generic):
+        host = np.asarray(obj)
+        if dtype is None and host.dtype not in _dtypes.FROM_NUMPY:
+            raise TypeError(f"asarray: NumPy dtype {host.dtype} has no ndplane equivalent.")
+        target = _dtypes.FROM_NUMPY[host.dtype] if dtype is None else as_dtype(dtype, "asarray")
+    else:
+        host = _from_python(obj)
+        target = _host_dtype(host, dev, "asarray") if dtype is None else as_dtype(dtype, "asarray")
+    _dispatch.check_dtype(dev, target, "asarray")
+    if host.dtype != target.dtype:
+        if target.kind in ("int", "uint") and host.dtype.kind in "iu" and host.size:
+            info = np.iinfo(target.dtype)
+            if host.min() < info.min or host.max() > info.max:
+                raise OverflowError(f"asarray: values out of range for {target.name} [{info.min}, {info.max}].")
+        with np.errstate(all="ignore"):
+            host = host.astype(target.dtype)
+    return _dispatch.from_host(host, dev)
+
+
+def _from_python(obj: Any) -> np.ndarray:
+    if isinstance(obj, (list, tuple)) and any(type(o) is Array for o in _flatten(obj)):
+        obj = _nested_to_numpy(obj)
+    try:
+        host = np.asarray(obj)
+    except (ValueError, TypeError) as exc:
+        raise TypeError(f"asarray: cannot convert {type(obj).__name__} to an array: {exc}") from None
+    if host.dtype == object:
+        raise TypeError(
+            f"asarray: cannot convert {type(obj).__name__} to an array: ragged or non-numeric data."
+        )
+    if host.dtype.kind == "i" and host.dtype != np.int64:
+        host = host.astype(np.int64)
+    return host
+
+
+def _flatten(obj: Any) -> Any:
+    for o in obj:
+        if isinstance(o, (list, tuple)):
+            yield from _flatten(o)
+        else:
+            yield o
+
+
+def _nested_to_numpy(obj: Any) -> Any:
+    if isinstance(obj, (list, tuple)):
+        return [_nested_to_numpy(o) for o in obj]
+    return obj.to_numpy() if type(obj) is Array else obj
+
+
+def empty(shape: ShapeLike, *, dtype: DType | None = None, device: str | Device | None = None) -> Array:
+    """An uninitialised array.
+
+    >>> import ndplane as nd
+    >>> nd.empty((2, 3)).shape
+    (2, 3)
+    """
+    dev = as_device(device)
+    return _dispatch.empty(_shape(shape, "empty"), _dtype(dtype, dev, "real floating", "empty"), dev)
+
+
+def full(
+    shape: ShapeLike, fill_value: bool | int | float | complex, *, dtype: DType | None = None,
+    device: str | Device | None = None,
+) -> Array:  # fmt: skip
+    """An array filled with ``fill_value``; the dtype follows the value's kind by default.
+
+    >>> import ndplane as nd
+    >>> nd.full(3, 7)
+    Array([7, 7, 7], dtype=int64, device='numpy:0')
+    """
+    dev = as_device(device)
+    if dtype is None:
+        kind = _dtypes.scalar_kind(fill_value)
+        dt = _dtypes.bool if kind == "bool" else dev.backend.default_dtypes[
+            {"int": "integral", "float": "real floating", "complex": "complex floating"}[kind]
+        ]
+    else:
+        dt = as_dtype(dtype, "full")
+    out = _dispatch.empty(_shape(shape, "full"), dt, dev, "full")
+    _dispatch.assign(out, fill_value, "full")
+    return out
+
+
+def zeros(shape: ShapeLike, *, dtype: DType | None = None, device: str | Device | None = None) -> Array:
+    """An array of zeros (default floating dtype).
+
+    >>> import ndplane as nd
+    >>> nd.zeros((2,))
+    Array([0., 0.], dtype=float64, device='numpy:0')
+    """
+    dev = as_device(device)
+    return full(shape, 0, dtype=_dtype(dtype, dev, "real floating", "zeros"), device=dev)
+
+
+def ones(shape: ShapeLike, *, dtype: DType | None = None, device: str | Device | None = None) -> Array:
+    """An array of ones (default floating dtype).
+
+    >>> import ndplane as nd
+    >>> nd.ones(2, dtype=nd.int8)
+    Array([1, 1], dtype=int8, device='numpy:0')
+    """
+    dev = as_device(device)
+    return full(shape, 1, dtype=_dtype(dtype, dev, "real floating", "ones"), device=dev)
+
+
+def _like(x: Array, dtype: Any, device: Any, name: str) -> tuple[DType, Device]:
+    if type(x) is not Array:
+        raise TypeError(f"{name}: expected an ndplane array; got {type(x).__name__}.")
+    return (x.dtype if dtype is None else as_dtype(dtype, name)), (x.device if device is None else as_device(device))
+
+
+def empty_like(x: Array, /, *, dtype: DType | None = None, device: str | Device | None = None) -> Array:
+    """An uninitialised array with ``x``'s shape (and dtype and device unless given)."""
+    dt, dev = _like(x, dtype, device, "empty_like")
+    return _dispatch.empty(x.shape, dt, dev, "empty_like")
+
+
+def full_like(
+    x: Array, /, fill_value: bool | int | float | complex, *, dtype: DType | None = None,
+    device: str | Device | None = None,
+) -> Array:  # fmt: skip
+    """An array with ``x``'s shape filled with ``fill_value``.
+
+    >>> import ndplane as nd
+    >>> nd.full_like(nd.arange(3), 5)
+    Array([5, 5, 5], dtype=int64, device='numpy:0')
+    """
+    dt, dev = _like(x, dtype, device, "full_like")
+    return full(x.shape, fill_value, dtype=dt, device=dev)
+
+
+def zeros_like(x: Array, /, *, dtype: DType | None = None, device: str | Device | None = None) -> Array:
+    """Zeros with ``x``'s shape, dtype and device (unless given)."""
+    dt, dev = _like(x, dtype, device, "zeros_like")
+    return full(x.shape, 0, dtype=dt, device=dev)
+
+
+def ones_like(x: Array, /, *, dtype: DType | None = None, device: str | Device | None = None) -> Array:
+    """Ones with ``x``'s shape, dtype and device (unless given)."""
+    dt, dev = _like(x, dtype, device, "ones_like")
+    return full(x.shape, 1, dtype=dt, device=dev)
+
+
+def arange(
+    start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
+    dtype: DType | None = None, device: str | Device | None = None,
+) -> Array:  # fmt: skip
+    """Evenly spaced values in ``[start, stop)``.
+
+    >>> import ndplane as nd
+    >>> nd.arange(5), nd.arange(0.0, 1.0, 0.25).tolist()
+    (Array([0, 1, 2, 3, 4], dtype=int64, device='numpy:0'), [0.0, 0.25, 0.5, 0.75])
+    """
+    if stop is None:
+        start, stop = 0, start
+    for v in (start, stop, step):
+        if isinstance(v, (complex, Array)) or not isinstance(v, (int, float, np.number)):
+            raise TypeError(f"arange: start, stop and step must be real Python numbers; got {v!r}.")
+    if step == 0:
+        raise ValueError("arange: step must not be zero.")
+    dev = as_device(device)
+    is_int = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
+    dt = _dtype(dtype, dev, "integral" if is_int else "real floating", "arange")
+    n = max(0, math.ceil((stop - start) / step))
+    host = start + step * np.arange(n, dtype=np.int64 if is_int else np.float64)
+    return asarray(host.astype(dt.dtype), device=dev)
+
+
+def linspace(
+    start: int | float | complex, stop: int | float | complex, /, num: int, *,
+    dtype: DType | None = None, device: str | Device | None = None, endpoint: bool = True,
+) -> Array:  # fmt: skip
+    """``num`` evenly spaced values from ``start`` to ``stop``.
+
+    >>> import ndplane as nd
+    >>> nd.linspace(0, 1, 5).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace: num must be >= 0; got {num}.")
+    dev = as_device(device)
+    is_complex = isinstance(start, complex) or isinstance(stop, complex)
+    dt = _dtype(dtype, dev, "complex floating" if is_complex else "real floating", "linspace")
+    host = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.complex128 if is_complex else np.float64)
+    return asarray(host.astype(dt.dtype), device=dev)
+
+
+def eye(
+    n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DType | None = None,
+    device: str | Device | None = None,
+) -> Array:  # fmt: skip
+    """A 2-D array with ones on the ``k``-th diagonal.
+
+    >>> import ndplane as nd
+    >>> nd.eye(2, 3, k=1, dtype=nd.int32).tolist()
+    [[0, 1, 0], [0, 0, 1]]
+    """
+    n_cols = n_rows if n_cols is None else n_cols
+    out = zeros((n_rows, n_cols), dtype=dtype, device=device)
+    r = out._ref
+    shape, strides, offset = _layout.diagonal(r.shape, r.strides, r.offset, k, 0, 1)
+    if shape[-1]:
+        _dispatch.assign(_dispatch.view_as(out, shape, strides, offset), 1, "eye")
+    return out

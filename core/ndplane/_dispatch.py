@@ -1,0 +1,632 @@
+"""The one place where ops meet backends.
+
+Every op takes the same road: device check -> result dtype (the op's meta
+rule) -> output allocation -> compaction only for backends without
+``strided`` -> kernel.  The kernel is the backend's native one when it lists
+the op, else a core decomposition into other ops, else the host fallback (copy
+to NumPy, run the reference kernel, copy back) with a one-time
+:class:`~ndplane.FallbackWarning`, or a :class:`~ndplane.FallbackError` when
+fallback is disabled (``NDPLANE_FALLBACK=error`` or :func:`fallback_mode`).
+
+The chapter modules fill two tables: ``META[op](dtype, defaults)`` returns
+``(compute dtype, result dtype)`` or raises TypeError, and
+``DECOMPOSITIONS[op]`` holds core implementations used when a backend lacks
+the kernel.  Per device, the answer for ``(op, dtype)`` is cached in one dict,
+so the hot path is a single lookup.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import warnings
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from . import _dtypes, _layout
+from ._array import Array, Storage, _new, _new_contiguous
+from ._devices import Device
+from ._errors import DeviceMismatchError, FallbackError, FallbackWarning, UnsupportedDTypeError
+from .backend import reference
+from .backend.base import Backend, Ref
+
+NATIVE, DECOMPOSE, HOST = 0, 1, 2
+PATH_NAMES = {NATIVE: "native", DECOMPOSE: "decomposition", HOST: "host fallback"}
+
+META: dict[str, Callable[[_dtypes.DType, dict[str, _dtypes.DType]], tuple[_dtypes.DType, _dtypes.DType]]] = {}
+DECOMPOSITIONS: dict[str, Callable[..., Array]] = {}
+
+_ARRAY = Array
+_SCALARS = (bool, int, float, complex)
+
+# ---------------------------------------------------------------------------
+# fallback policy
+# ---------------------------------------------------------------------------
+_MODES = ("warn", "error", "allow")
+_mode: contextvars.ContextVar[str | None] = contextvars.ContextVar("ndplane_fallback", default=None)
+_warned: set[tuple[str, str, str]] = set()
+
+
+def _env_mode() -> str:
+    mode = os.environ.get("NDPLANE_FALLBACK", "warn").strip().lower() or "warn"
+    if mode not in _MODES:
+        raise ValueError(f"NDPLANE_FALLBACK must be one of {_MODES}; got {mode!r}.")
+    return mode
+
+
+@contextlib.contextmanager
+def fallback_mode(mode: str) -> Iterator[None]:
+    """Set what happens when an op has to run through the host fallback.
+
+    ``"warn"`` (default): run it and warn once per op, dtype and backend;
+    ``"error"``: raise :class:`ndplane.FallbackError`; ``"allow"``: run it silently.
+
+    >>> import ndplane as nd
+    >>> with nd.fallback_mode("error"):
+    ...     int(nd.sum(nd.arange(4)))
+    6
+    """
+    if mode not in _MODES:
+        raise ValueError(f"fallback_mode: mode must be one of {_MODES}; got {mode!r}.")
+    token = _mode.set(mode)
+    try:
+        yield
+    finally:
+        _mode.reset(token)
+
+
+def _host_allowed(backend: Backend, op: str, dtype: _dtypes.DType) -> None:
+    mode = _mode.get() or _env_mode()
+    if mode == "error":
+        raise FallbackError(
+            f"{op}: backend '{backend.name}' has no native kernel for {dtype.name} and the op has no "
+            f"decomposition, so it would run through the host fallback, which is disabled "
+            f"(NDPLANE_FALLBACK=error or fallback_mode('error'))."
+        )
+    key = (op, dtype.name, backend.name)
+    if mode == "warn" and key not in _warned:
+        _warned.add(key)
+        warnings.warn(
+            f"{op} on {dtype.name} runs through the host fallback on backend '{backend.name}' "
+            f"(copy to NumPy, compute, copy back). Set NDPLANE_FALLBACK=error to make this an error.",
+            FallbackWarning,
+            stacklevel=4,
+        )
+
+
+# ---------------------------------------------------------------------------
+# plans: (op, dtype) -> (path, compute dtype, result dtype), cached per device
+# ---------------------------------------------------------------------------
+
+
+def plan(device: Device, op: str, dtype: _dtypes.DType) -> tuple[int, _dtypes.DType, _dtypes.DType]:
+    key = (op, dtype)
+    p = device._plans.get(key)
+    if p is None:
+        backend = device.backend
+        meta = META.get(op)
+        compute, result = meta(dtype, backend.default_dtypes) if meta else (dtype, dtype)
+        for d in (compute, result):
+            if d not in backend.dtypes:
+                raise _unsupported(op, d, device, backend)
+        path = _path(backend, op, compute)
+        p = device._plans[key] = (path, compute, result)
+    return p
+
+
+def _path(backend: Backend, op: str, dtype: _dtypes.DType) -> int:
+    if op in backend.ops and backend.supports(op, dtype):
+        return NATIVE
+    if op in DECOMPOSITIONS:
+        return DECOMPOSE
+    return HOST
+
+
+def _kernel_path(backend: Backend, op: str, dtype: _dtypes.DType) -> int:
+    """Native or host: for primitives that have no decomposition."""
+    return NATIVE if op in backend.ops and backend.supports(op, dtype) else HOST
+
+
+def path_of(device: Device, op: str, dtype: _dtypes.DType) -> int | None:
+    """Which path ``op`` on ``dtype`` takes on ``device`` (None: not defined for that dtype)."""
+    try:
+        return plan(device, op, dtype)[0]
+    except TypeError:
+        return None
+
+
+def _unsupported(name: str, dtype: _dtypes.DType, device: Device, backend: Backend) -> UnsupportedDTypeError:
+    supported = ", ".join(d.name for d in _dtypes.ALL_DTYPES if d in backend.dtypes)
+    hint = backend.default_dtypes.get("real floating" if dtype.is_floating else "integral")
+    return UnsupportedDTypeError(
+        f"{name}: dtype {dtype.name} is not supported on device '{device}' (backend "
+        f"'{backend.name}' supports {supported})."
+        + (f" Use dtype=ndplane.{hint.name}, or another device." if hint else "")
+    )
+
+
+def check_dtype(device: Device, dtype: _dtypes.DType, name: str) -> Backend:
+    backend = device.backend
+    if dtype not in backend.dtypes:
+        raise _unsupported(name, dtype, device, backend)
+    return backend
+
+
+# ---------------------------------------------------------------------------
+# allocation, devices, layouts
+# ---------------------------------------------------------------------------
+
+
+def empty(shape: tuple[int, ...], dtype: _dtypes.DType, device: Device, name: str = "empty") -> Array:
+    backend = check_dtype(device, dtype, name)
+    size = _layout.prod(shape)
+    nbytes = size * dtype.itemsize
+    storage = Storage(backend.alloc(nbytes), device, backend, nbytes)
+    return _new_contiguous(storage, dtype, shape, size)
+
+
+def _out(device: Device, backend: Backend, dtype: _dtypes.DType, shape: tuple[int, ...], size: int) -> Array:
+    nbytes = size * dtype.itemsize
+    return _new_contiguous(Storage(backend.alloc(nbytes), device, backend, nbytes), dtype, shape, size)
+
+
+def same_device(name: str, *arrays: Array) -> Device:
+    dev = arrays[0]._storage.device
+    for a in arrays[1:]:
+        if a._storage.device is not dev:
+            raise DeviceMismatchError(
+                f"{name}: operands are on different devices, '{dev}' and '{a._storage.device}'. "
+                f"Move one first, e.g. y.to_device('{dev}')."
+            )
+    return dev
+
+
+def from_host(host: np.ndarray, device: Device, name: str = "asarray") -> Array:
+    """Copy a NumPy array (of an ndplane dtype) to ``device`` as a new contiguous array."""
+    dtype = _dtypes.FROM_NUMPY[host.dtype]
+    backend = check_dtype(device, dtype, name)
+    host = np.ascontiguousarray(host)
+    buf = backend.from_host(host)
+    return _new_contiguous(Storage(buf, device, backend, host.nbytes), dtype, host.shape, host.size)
+
+
+def compact(x: Array) -> Array:
+    """``x`` if it is C-contiguous, else a contiguous copy (the "view tax")."""
+    if x._ref.contiguous:
+        return x
+    st = x._storage
+    r = x._ref
+    out = _out(st.device, st.backend, r.dtype, r.shape, r.size)
+    if r.size:
+        st.backend.copy(r, out._ref)
+    return out
+
+
+def _broadcast_ref(x: Array, shape: tuple[int, ...], name: str) -> Ref:
+    r = x._ref
+    if r.shape == shape:
+        return r
+    strides = _layout.broadcast_strides(r.shape, r.strides, shape, name)
+    return Ref(r.buffer, r.dtype, shape, strides, r.offset, _layout.prod(shape), False)
+
+
+def operand(x: Array, shape: tuple[int, ...], backend: Backend, name: str, keep: list[Array]) -> Ref:
+    """The Ref a compute kernel receives for ``x`` broadcast to ``shape``.
+
+    NOTE: Refs do not own storage: a compacted temporary is appended to ``keep``,
+    which the caller holds until the kernel has run.
+    """
+    r = x._ref
+    if r.shape == shape and r.contiguous:
+        return r
+    ref = _broadcast_ref(x, shape, name)
+    if "strided" in backend.capabilities:
+        return ref
+    st = x._storage
+    out = _out(st.device, backend, r.dtype, shape, ref.size)
+    if ref.size:
+        backend.copy(ref, out._ref)
+    keep.append(out)
+    return out._ref
+
+
+# ---------------------------------------------------------------------------
+# running a kernel: native or host fallback
+# ---------------------------------------------------------------------------
+
+
+def run(backend: Backend, path: int, method: str, op: str | None, dtype: _dtypes.DType,
+        args: tuple[Any, ...], outs: tuple[int, ...], inout: bool = False) -> None:  # fmt: skip
+    """Call ``backend.<method>(*args)`` natively or through the host fallback.
+
+    ``outs`` are the positions of the Refs written; with ``inout`` they are read too.
+    """
+    if path == NATIVE:
+        if op is None:
+            getattr(backend, method)(*args)
+        else:
+            getattr(backend, method)(op, *args)
+        return
+    _host_allowed(backend, op or method, dtype)
+    host = []
+    for i, a in enumerate(args):
+        if type(a) is Ref:
+            if i in outs and not inout:
+                host.append(np.empty(a.shape, a.dtype.dtype))
+            else:
+                host.append(np.array(backend.to_host(a), copy=True))
+        else:
+            host.append(a)
+    fn = getattr(reference, method)
+    fn(*host) if op is None else fn(op, *host)
+    for i in outs:
+        write_host(backend, args[i], host[i])
+
+
+def write_host(backend: Backend, dst: Ref, values: np.ndarray) -> None:
+    """Copy host ``values`` (of ``dst``'s shape) into the device view ``dst``."""
+    values = np.ascontiguousarray(values, dtype=dst.dtype.dtype)
+    buf = backend.from_host(values)
+    try:
+        src = Ref(buf, dst.dtype, dst.shape, _layout.contiguous_strides(dst.shape), 0, dst.size, True)
+        if dst.size:
+            backend.copy(src, dst)
+    finally:
+        backend.free(buf)
+
+
+# ---------------------------------------------------------------------------
+# primitives
+# ---------------------------------------------------------------------------
+
+
+def cast(x: Array, dtype: _dtypes.DType) -> Array:
+    """A new array of ``dtype`` with ``x``'s values (NumPy ``astype`` semantics)."""
+    r = x._ref
+    st = x._storage
+    dev = st.device
+    backend = check_dtype(dev, dtype, "astype")
+    out = _out(dev, backend, dtype, r.shape, r.size)
+    if r.size:
+        if r.dtype is dtype:
+            backend.copy(r, out._ref)
+        else:
+            path = _kernel_path(backend, "cast", r.dtype)
+            keep: list[Array] = []
+            src = r if r.contiguous else operand(x, r.shape, backend, "astype", keep)
+            run(backend, path, "cast", None, r.dtype, (src, out._ref), (1,))
+    return out
+
+
+def unary(op: str, x: Array) -> Array:
+    st = x._storage
+    dev = st.device
+    r = x._ref
+    path, compute, result = plan(dev, op, r.dtype)
+    if path == DECOMPOSE:
+        return DECOMPOSITIONS[op](x if r.dtype is compute else cast(x, compute))
+    if r.dtype is not compute:
+        x = cast(x, compute)
+        r = x._ref
+    backend = st.backend
+    out = _out(dev, backend, result, r.shape, r.size)
+    if r.size:
+        keep: list[Array] = []
+        src = r if r.contiguous else operand(x, r.shape, backend, op, keep)
+        run(backend, path, "unary", op, compute, (src, out._ref), (1,))
+    return out
+
+
+def binary(op: str, a: Any, b: Any) -> Array:
+    ta, tb = type(a), type(b)
+    if ta is _ARRAY:
+        dev = a._storage.device
+        ra = a._ref
+        if tb is _ARRAY:
+            rb = b._ref
+            if b._storage.device is not dev:
+                same_device(op, a, b)
+            dt = ra.dtype if ra.dtype is rb.dtype else _dtypes.promote(ra.dtype, rb.dtype, op)
+        else:
+            dt = _dtypes.scalar_result_dtype(ra.dtype, b, dev.backend.default_dtypes)
+            rb = None
+    elif tb is _ARRAY:
+        dev = b._storage.device
+        rb = b._ref
+        ra = None
+        dt = _dtypes.scalar_result_dtype(rb.dtype, a, dev.backend.default_dtypes)
+    else:
+        raise TypeError(
+            f"{op}: expected at least one ndplane array; got {ta.__name__} and {tb.__name__}."
+        )
+    path, compute, result = plan(dev, op, dt)
+    if ra is None:
+        a = _dtypes.python_scalar(a, compute, op)
+    elif ra.dtype is not compute:
+        a = cast(a, compute)
+        ra = a._ref
+    if rb is None:
+        b = _dtypes.python_scalar(b, compute, op)
+    elif rb.dtype is not compute:
+        b = cast(b, compute)
+        rb = b._ref
+    if path == DECOMPOSE:
+        return DECOMPOSITIONS[op](a, b)
+    if ra is None:
+        shape = rb.shape
+    elif rb is None or ra.shape == rb.shape:
+        shape = ra.shape
+    else:
+        shape = _layout.broadcast_shapes(ra.shape, rb.shape, name=op)
+    backend = dev.backend
+    out = _out(dev, backend, result, shape, _layout.prod(shape))
+    if out._ref.size:
+        keep: list[Array] = []
+        xa = a if ra is None else operand(a, shape, backend, op, keep)
+        xb = b if rb is None else operand(b, shape, backend, op, keep)
+        run(backend, path, "binary", op, compute, (xa, xb, out._ref), (2,))
+    return out
+
+
+def where(cond: Array, a: Array, b: Array) -> Array:
+    dev = same_device("where", cond, a, b)
+    if cond.dtype is not _dtypes.bool:
+        raise TypeError(f"where: condition must be a bool array; got {cond.dtype.name}.")
+    dt = _dtypes.promote(a.dtype, b.dtype, "where")
+    a = a if a.dtype is dt else cast(a, dt)
+    b = b if b.dtype is dt else cast(b, dt)
+    shape = _layout.broadcast_shapes(cond.shape, a.shape, b.shape, name="where")
+    backend = check_dtype(dev, dt, "where")
+    out = _out(dev, backend, dt, shape, _layout.prod(shape))
+    if out.size:
+        path = _kernel_path(backend, "where", dt)
+        keep: list[Array] = []
+        args = (operand(cond, shape, backend, "where", keep), operand(a, shape, backend, "where", keep),
+                operand(b, shape, backend, "where", keep), out._ref)  # fmt: skip
+        run(backend, path, "where", None, dt, args, (3,))
+    return out
+
+
+def _as_2d(x: Array, backend: Backend, m: int, k: int, keep: list[Array]) -> Ref:
+    """``x`` (any layout) as an (m, k) Ref; compacts when no (m, k) view exists or is allowed."""
+    r = x._ref
+    if "strided" in backend.capabilities or r.contiguous:
+        strides = _layout.reshape_strides(r.shape, r.strides, (m, k))
+        if strides is not None:
+            return Ref(r.buffer, r.dtype, (m, k), strides, r.offset, m * k,
+                       _layout.is_contiguous((m, k), strides))  # fmt: skip
+    c = compact(x)
+    keep.append(c)
+    cr = c._ref
+    return Ref(cr.buffer, cr.dtype, (m, k), (k, 1), cr.offset, m * k, True)
+
+
+def move_axes_last(x: Array, axes: tuple[int, ...]) -> tuple[Array, tuple[int, ...], tuple[int, ...]]:
+    """A view of ``x`` with ``axes`` moved to the end; returns (view, kept shape, moved shape)."""
+    from ._array import _view
+
+    r = x._ref
+    keep = tuple(i for i in range(len(r.shape)) if i not in axes)
+    order = keep + axes
+    if order != tuple(range(len(order))):
+        x = _view(x, tuple(r.shape[i] for i in order), tuple(r.strides[i] for i in order), r.offset)
+    return x, tuple(r.shape[i] for i in keep), tuple(r.shape[i] for i in axes)
+
+
+def reduce(op: str, x: Array, axes: tuple[int, ...], result: _dtypes.DType) -> Array:
+    """Reduce ``axes`` of ``x`` into a new array of dtype ``result`` (kept axes only)."""
+    dev = x._storage.device
+    backend = check_dtype(dev, result, op)
+    moved, kept, red = move_axes_last(x, axes)
+    m, k = _layout.prod(kept), _layout.prod(red)
+    out = _out(dev, backend, result, kept, m)
+    if m:
+        if k == 0 and op in ("max", "min", "argmax", "argmin"):
+            raise ValueError(f"{op}: zero-size reduction over an axis of length 0 has no identity.")
+        keep: list[Array] = []
+        src = _as_2d(moved, backend, m, k, keep)
+        path = _kernel_path(backend, op, x.dtype)
+        run(backend, path, "reduce", op, x.dtype,
+            (src, Ref(out._ref.buffer, result, (m,), (1,), 0, m, True)), (1,))  # fmt: skip
+    return out
+
+
+def scan(op: str, x: Array, axis: int, result: _dtypes.DType) -> Array:
+    """Inclusive scan along ``axis``; the result has ``x``'s shape and dtype ``result``."""
+    dev = x._storage.device
+    backend = check_dtype(dev, result, op)
+    moved, kept, red = move_axes_last(x, (axis,))
+    m, k = _layout.prod(kept), red[0]
+    out = _out(dev, backend, result, kept + red, m * k)
+    if m * k:
+        path = _kernel_path(backend, op, x.dtype)
+        keep: list[Array] = []
+        run(backend, path, "scan", op, x.dtype,
+            (_as_2d(moved, backend, m, k, keep), Ref(out._ref.buffer, result, (m, k), (k, 1), 0, m * k, True)),
+            (1,))  # fmt: skip
+    return _move_axis_back(out, axis)
+
+
+def _move_axis_back(out: Array, axis: int) -> Array:
+    from ._array import _view
+
+    nd = out.ndim
+    if axis == nd - 1:
+        return out
+    r = out._ref
+    order = list(range(nd - 1))
+    order.insert(axis, nd - 1)
+    return _view(out, tuple(r.shape[i] for i in order), tuple(r.strides[i] for i in order), r.offset)
+
+
+def _matmul_operand(x: Array, shape: tuple[int, ...], backend: Backend, keep: list[Array]) -> Ref:
+    """(B, R, C) operand: batch broadcast by stride 0; the matrix row- or column-major."""
+    ref = _broadcast_ref(x, shape, "matmul")
+    if "strided" in backend.capabilities:
+        _, rs, cs = ref.strides
+        r, c = shape[1], shape[2]
+        if (cs == 1 or c == 1) or (rs == 1 or r == 1):
+            return ref
+    if ref.contiguous:
+        return ref
+    st = x._storage
+    out = _out(st.device, backend, ref.dtype, shape, ref.size)
+    if ref.size:
+        backend.copy(ref, out._ref)
+    keep.append(out)
+    return out._ref
+
+
+def matmul3(a: Array, b: Array) -> Array:
+    """``a`` (Ba, M, K) @ ``b`` (Bb, K, N) with one dtype, batch broadcast -> (B, M, N)."""
+    dev = a._storage.device
+    (ba, m, k), (bb, k2, n) = a.shape, b.shape
+    batch = _layout.broadcast_shapes((ba,), (bb,), name="matmul")[0]
+    path, compute, result = plan(dev, "matmul", a.dtype)
+    backend = dev.backend
+    out = _out(dev, backend, result, (batch, m, n), batch * m * n)
+    if out.size:
+        if k == 0:
+            backend.fill(out._ref, _dtypes.python_scalar(0, result, "matmul"))
+        else:
+            keep: list[Array] = []
+            args = (_matmul_operand(a, (batch, m, k), backend, keep),
+                    _matmul_operand(b, (batch, k2, n), backend, keep), out._ref)  # fmt: skip
+            run(backend, path, "matmul", None, compute, args, (2,))
+    return out
+
+
+def take_last(x: Array, indices: Array) -> Array:
+    """``x`` (..., N) gathered at 1-D ``indices`` in [0, N) along the last axis -> (..., K)."""
+    dev = x._storage.device
+    backend = dev.backend
+    *lead, n = x.shape
+    m, k = _layout.prod(lead), indices.shape[0]
+    out = _out(dev, backend, x.dtype, (*lead, k), m * k)
+    if out.size:
+        path = _kernel_path(backend, "take", x.dtype)
+        keep = [compact(indices)]
+        args = (_as_2d(x, backend, m, n, keep), keep[0]._ref, Ref(out._ref.buffer, x.dtype, (m, k), (k, 1), 0, m * k, True))
+        run(backend, path, "take", None, x.dtype, args, (2,))
+    return out
+
+
+def scatter_add_last(target: Array, indices: Array, values: Array) -> None:
+    """``target[..., indices[k]] += values[..., k]`` in place; ``target`` may be any view."""
+    st = target._storage
+    backend = st.backend
+    *lead, n = target.shape
+    m, k = _layout.prod(lead), indices.shape[0]
+    if not m * k:
+        return
+    path = _kernel_path(backend, "scatter_add", target.dtype)
+    keep = [compact(indices), compact(values)]
+    idx = keep[0]._ref
+    vr = keep[1]._ref
+    vals = Ref(vr.buffer, vr.dtype, (m, k), (k, 1), vr.offset, m * k, True)
+    r = target._ref
+    strides = _layout.reshape_strides(r.shape, r.strides, (m, n))
+    if strides is not None and ("strided" in backend.capabilities or r.contiguous):
+        dst = Ref(r.buffer, r.dtype, (m, n), strides, r.offset, m * n, _layout.is_contiguous((m, n), strides))
+        run(backend, path, "scatter_add", None, target.dtype, (dst, idx, vals), (0,), inout=True)
+    else:
+        # NOTE: a backend without ``strided`` only ever sees contiguous refs: scatter into a
+        # contiguous copy of the target, then copy it back through the view.
+        tmp = compact(target)
+        if tmp is target:
+            tmp = copy_of(target)
+        tr = tmp._ref
+        dst = Ref(tr.buffer, tr.dtype, (m, n), (n, 1), 0, m * n, True)
+        run(backend, path, "scatter_add", None, target.dtype, (dst, idx, vals), (0,), inout=True)
+        backend.copy(tr, r)
+    st.version += 1
+
+
+def sort_last(x: Array, descending: bool, stable: bool, values: bool, indices: bool,
+              index_dtype: _dtypes.DType) -> tuple[Array | None, Array | None]:  # fmt: skip
+    dev = x._storage.device
+    backend = dev.backend
+    *lead, k = x.shape
+    m = _layout.prod(lead)
+    vout = _out(dev, backend, x.dtype, x.shape, x.size) if values else None
+    iout = _out(dev, backend, index_dtype, x.shape, x.size) if indices else None
+    if x.size:
+        path = _kernel_path(backend, "sort", x.dtype)
+        vr = Ref(vout._ref.buffer, x.dtype, (m, k), (k, 1), 0, m * k, True) if vout else None
+        ir = Ref(iout._ref.buffer, index_dtype, (m, k), (k, 1), 0, m * k, True) if iout else None
+        outs = tuple(i for i, r in ((1, vr), (2, ir)) if r is not None)
+        keep: list[Array] = []
+        run(backend, path, "sort", None, x.dtype,
+            (_as_2d(x, backend, m, k, keep), vr, ir, descending, stable), outs)  # fmt: skip
+    return vout, iout
+
+
+def random_bits(device: Device, key: int, counter: int, n: int) -> Array:
+    backend = check_dtype(device, _dtypes.uint32, "random_bits")
+    out = _out(device, backend, _dtypes.uint32, (n,), n)
+    if n:
+        path = _kernel_path(backend, "random_bits", _dtypes.uint32)
+        run(backend, path, "random_bits", None, _dtypes.uint32,
+            (key, counter, out._ref), (2,))  # fmt: skip
+    return out
+
+
+def copy_of(x: Array) -> Array:
+    """A new contiguous array with ``x``'s values."""
+    st = x._storage
+    r = x._ref
+    out = _out(st.device, st.backend, r.dtype, r.shape, r.size)
+    if r.size:
+        st.backend.copy(r, out._ref)
+    return out
+
+
+def assign(dst: Array, src: Array | bool | int | float | complex, name: str = "__setitem__") -> None:
+    """``dst[...] = src`` into the view ``dst``: broadcast, cast to ``dst``'s dtype, copy."""
+    st = dst._storage
+    backend = st.backend
+    r = dst._ref
+    if type(src) is not _ARRAY:
+        if not isinstance(src, _SCALARS + (np.generic,)):
+            raise TypeError(f"{name}: value must be an ndplane array or a Python scalar; got {type(src).__name__}.")
+        _check_scalar_kind(src, r.dtype, name)
+        if r.size:
+            backend.fill(r, _dtypes.python_scalar(src, r.dtype, name))
+        st.version += 1
+        return
+    same_device(name, dst, src)
+    if src.dtype is not r.dtype:
+        src = cast(src, r.dtype)
+    sref = _broadcast_ref(src, r.shape, name)
+    if r.size:
+        if src._storage is st and _overlaps(sref, r):
+            src = copy_of(src)
+            sref = _broadcast_ref(src, r.shape, name)
+        backend.copy(sref, r)
+    st.version += 1
+
+
+def _check_scalar_kind(value: Any, dtype: _dtypes.DType, name: str) -> None:
+    kind = _dtypes.scalar_kind(value)
+    order = {"bool": 0, "int": 1, "uint": 1, "float": 2, "complex": 3}
+    if order[kind] > order[dtype.kind]:
+        raise TypeError(f"{name}: cannot store a Python {kind} in an array of dtype {dtype.name}.")
+
+
+def _overlaps(a: Ref, b: Ref) -> bool:
+    lo_a, hi_a = _layout.extent(a.shape, a.strides, a.offset)
+    lo_b, hi_b = _layout.extent(b.shape, b.strides, b.offset)
+    return lo_a <= hi_b and lo_b <= hi_a
+
+
+def to_device(x: Array, device: Device) -> Array:
+    if x._storage.device is device:
+        return x
+    host = x._storage.backend.to_host(x._ref)
+    return from_host(np.ascontiguousarray(host), device, "to_device")
+
+
+def view_as(x: Array, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array:
+    return _new(x._storage, x._ref.dtype, shape, strides, offset)

@@ -1,0 +1,334 @@
+"""Elementwise functions (Array API chapter) and the Array operators.
+
+Each function is one row of a table: its op name (also the backend op name),
+the dtype kinds it accepts and how its result dtype follows from the input
+dtype.  The rows fill ``_dispatch.META``; a few ops also get a decomposition
+into other ops for backends that lack the kernel.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from . import _dispatch, _dtypes
+from ._array import Array
+from ._dtypes import DType
+
+__all__: list[str] = []
+
+Operand = Array | bool | int | float | complex
+
+_NUM = frozenset({"int", "uint", "float", "complex"})
+_REAL = frozenset({"int", "uint", "float"})
+_INT = frozenset({"int", "uint"})
+_INTB = frozenset({"int", "uint", "bool"})
+_BOOL = frozenset({"bool"})
+_ANY = frozenset({"bool", "int", "uint", "float", "complex"})
+_KIND_WORDS = {
+    _NUM: "numeric", _REAL: "real numeric", _INT: "integer", _INTB: "integer or boolean",
+    _BOOL: "boolean", _ANY: "any", frozenset({"float"}): "real floating-point",
+    frozenset({"float", "complex"}): "floating-point",
+}  # fmt: skip
+
+
+def _meta(op: str, kinds: frozenset[str], rule: str) -> Callable[[DType, dict[str, DType]], tuple[DType, DType]]:
+    """The meta rule of one op. ``rule``: same | float (ints computed in the default float) |
+    realfloat | bool (result) | real (complex -> its real dtype)."""
+
+    def meta(dtype: DType, defaults: dict[str, DType]) -> tuple[DType, DType]:
+        kind = dtype.kind
+        if rule in ("float", "realfloat") and kind in ("int", "uint", "bool") and "int" in kinds:
+            dtype = defaults["real floating"]
+            kind = "float"
+        if kind not in kinds or (rule == "realfloat" and kind == "complex"):
+            allowed = _KIND_WORDS.get(kinds, "/".join(sorted(kinds)))
+            if rule == "realfloat":
+                allowed = "real numeric"
+            raise TypeError(f"{op}: only {allowed} dtypes are allowed; got {dtype.name}.")
+        if rule == "bool":
+            return dtype, _dtypes.bool
+        if rule == "real":
+            return dtype, _dtypes.real_of(dtype)
+        return dtype, dtype
+
+    return meta
+
+
+# name: (kinds, rule, summary)
+_UNARY: dict[str, tuple[frozenset[str], str, str]] = {
+    "abs": (_NUM, "real", "Absolute value (the magnitude for complex numbers)."),
+    "acos": (_NUM, "float", "Inverse cosine."),
+    "acosh": (_NUM, "float", "Inverse hyperbolic cosine."),
+    "asin": (_NUM, "float", "Inverse sine."),
+    "asinh": (_NUM, "float", "Inverse hyperbolic sine."),
+    "atan": (_NUM, "float", "Inverse tangent."),
+    "atanh": (_NUM, "float", "Inverse hyperbolic tangent."),
+    "bitwise_invert": (_INTB, "same", "Bitwise NOT (logical NOT for booleans)."),
+    "ceil": (_REAL, "same", "Smallest integer-valued number >= x."),
+    "conj": (_NUM, "same", "Complex conjugate (identity for real numbers)."),
+    "cos": (_NUM, "float", "Cosine."),
+    "cosh": (_NUM, "float", "Hyperbolic cosine."),
+    "exp": (_NUM, "float", "Exponential, e**x."),
+    "expm1": (_NUM, "float", "exp(x) - 1, accurate for small x."),
+    "floor": (_REAL, "same", "Largest integer-valued number <= x."),
+    "imag": (_NUM, "real", "Imaginary part (zeros for real numbers)."),
+    "isfinite": (_NUM, "bool", "Whether x is finite."),
+    "isinf": (_NUM, "bool", "Whether x is +-infinity."),
+    "isnan": (_NUM, "bool", "Whether x is NaN."),
+    "log": (_NUM, "float", "Natural logarithm."),
+    "log1p": (_NUM, "float", "log(1 + x), accurate for small x."),
+    "log2": (_NUM, "float", "Base-2 logarithm."),
+    "log10": (_NUM, "float", "Base-10 logarithm."),
+    "logical_not": (_BOOL, "same", "Logical NOT."),
+    "negative": (_NUM, "same", "Numerical negative, -x."),
+    "real": (_NUM, "real", "Real part."),
+    "reciprocal": (_NUM, "float", "1 / x."),
+    "round": (_NUM, "same", "Round to the nearest integer, halves to even."),
+    "sign": (_NUM, "same", "Sign: -1, 0 or 1 (x / |x| for complex numbers)."),
+    "signbit": (_REAL, "bool", "Whether the sign bit is set (True for -0.0)."),
+    "sin": (_NUM, "float", "Sine."),
+    "sinh": (_NUM, "float", "Hyperbolic sine."),
+    "sqrt": (_NUM, "float", "Square root."),
+    "square": (_NUM, "same", "x * x."),
+    "tan": (_NUM, "float", "Tangent."),
+    "tanh": (_NUM, "float", "Hyperbolic tangent."),
+    "trunc": (_REAL, "same", "Round toward zero."),
+}
+
+_BINARY: dict[str, tuple[frozenset[str], str, str]] = {
+    "add": (_NUM, "same", "x1 + x2."),
+    "atan2": (_REAL, "realfloat", "Inverse tangent of x1 / x2, in the quadrant of (x2, x1)."),
+    "bitwise_and": (_INTB, "same", "Bitwise AND."),
+    "bitwise_left_shift": (_INT, "same", "x1 << x2."),
+    "bitwise_or": (_INTB, "same", "Bitwise OR."),
+    "bitwise_right_shift": (_INT, "same", "x1 >> x2 (arithmetic for signed integers)."),
+    "bitwise_xor": (_INTB, "same", "Bitwise XOR."),
+    "copysign": (_REAL, "realfloat", "x1 with the sign of x2."),
+    "divide": (_NUM, "float", "True division x1 / x2."),
+    "equal": (_ANY, "bool", "x1 == x2."),
+    "floor_divide": (_REAL, "same", "Floor division x1 // x2."),
+    "greater": (_REAL, "bool", "x1 > x2."),
+    "greater_equal": (_REAL, "bool", "x1 >= x2."),
+    "hypot": (_REAL, "realfloat", "sqrt(x1**2 + x2**2) without undue overflow."),
+    "less": (_REAL, "bool", "x1 < x2."),
+    "less_equal": (_REAL, "bool", "x1 <= x2."),
+    "logaddexp": (_REAL, "realfloat", "log(exp(x1) + exp(x2)) without overflow."),
+    "logical_and": (_BOOL, "same", "Logical AND."),
+    "logical_or": (_BOOL, "same", "Logical OR."),
+    "logical_xor": (_BOOL, "same", "Logical XOR."),
+    "maximum": (_REAL, "same", "Elementwise maximum (NaN propagates)."),
+    "minimum": (_REAL, "same", "Elementwise minimum (NaN propagates)."),
+    "multiply": (_NUM, "same", "x1 * x2."),
+    "nextafter": (_REAL, "realfloat", "The next representable value after x1 toward x2."),
+    "not_equal": (_ANY, "bool", "x1 != x2."),
+    "pow": (_NUM, "same", "x1 ** x2."),
+    "remainder": (_REAL, "same", "x1 % x2, with the sign of x2 (as Python)."),
+    "subtract": (_NUM, "same", "x1 - x2."),
+}
+
+
+def _check_array(name: str, x: Any) -> Array:
+    if type(x) is not Array:
+        raise TypeError(f"{name}: expected an ndplane array; got {type(x).__name__}.")
+    return x
+
+
+def _make_unary(op: str, summary: str) -> Callable[[Array], Array]:
+    def fn(x: Array, /) -> Array:
+        if type(x) is not Array:
+            _check_array(op, x)
+        return _dispatch.unary(op, x)
+
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = f"{summary}\n\nElementwise Array API function ``{op}(x)``; see docs/api.md."
+    return fn
+
+
+def _make_binary(op: str, summary: str) -> Callable[[Operand, Operand], Array]:
+    def fn(x1: Operand, x2: Operand, /) -> Array:
+        return _dispatch.binary(op, x1, x2)
+
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = (
+        f"{summary}\n\nElementwise Array API function ``{op}(x1, x2)`` with broadcasting; either "
+        f"operand may be a Python scalar. See docs/api.md."
+    )
+    return fn
+
+
+_g = globals()
+for _name, (_kinds, _rule, _summary) in _UNARY.items():
+    _dispatch.META[_name] = _meta(_name, _kinds, _rule)
+    _g[_name] = _make_unary(_name, _summary)
+    __all__.append(_name)
+for _name, (_kinds, _rule, _summary) in _BINARY.items():
+    _dispatch.META[_name] = _meta(_name, _kinds, _rule)
+    _g[_name] = _make_binary(_name, _summary)
+    __all__.append(_name)
+
+# Names bound above, spelled out for readers and type checkers.
+abs: Callable[[Array], Array]  # noqa: A001
+add: Callable[[Operand, Operand], Array]
+divide: Callable[[Operand, Operand], Array]
+equal: Callable[[Operand, Operand], Array]
+exp: Callable[[Array], Array]
+log: Callable[[Array], Array]
+log1p: Callable[[Array], Array]
+maximum: Callable[[Operand, Operand], Array]
+minimum: Callable[[Operand, Operand], Array]
+multiply: Callable[[Operand, Operand], Array]
+negative: Callable[[Array], Array]
+subtract: Callable[[Operand, Operand], Array]
+
+
+def positive(x: Array, /) -> Array:
+    """+x: a copy of ``x``.
+
+    >>> import ndplane as nd
+    >>> nd.positive(nd.asarray([-1, 2]))
+    Array([-1,  2], dtype=int64, device='numpy:0')
+    """
+    _check_array("positive", x)
+    _dispatch.META["positive"](x.dtype, {})
+    return _dispatch.copy_of(x)
+
+
+_dispatch.META["positive"] = _meta("positive", _NUM, "same")
+__all__.append("positive")
+
+
+def clip(x: Array, /, min: Operand | None = None, max: Operand | None = None) -> Array:  # noqa: A002
+    """Clamp ``x`` to ``[min, max]`` (either bound may be None); the result keeps ``x``'s dtype.
+
+    >>> import ndplane as nd
+    >>> nd.clip(nd.asarray([-2.0, 0.5, 3.0]), -1.0, 1.0)
+    Array([-1. ,  0.5,  1. ], dtype=float64, device='numpy:0')
+    """
+    _check_array("clip", x)
+    if x.dtype.kind not in _REAL:
+        raise TypeError(f"clip: only real numeric dtypes are allowed; got {x.dtype.name}.")
+    out = x
+    for bound, op in ((min, "maximum"), (max, "minimum")):
+        if bound is None:
+            continue
+        if type(bound) is Array:
+            _dispatch.same_device("clip", x, bound)
+            bound = bound if bound.dtype is x.dtype else _dispatch.cast(bound, x.dtype)
+        elif x.dtype.kind in _INT and isinstance(bound, float):
+            if math.isnan(bound):
+                raise ValueError("clip: a NaN bound is not allowed for integer arrays.")
+            bound = math.floor(bound) if op == "minimum" else math.ceil(bound)
+        out = _dispatch.binary(op, out, bound)
+        if out.dtype is not x.dtype:
+            out = _dispatch.cast(out, x.dtype)
+    return _dispatch.copy_of(out) if out is x else out
+
+
+__all__.append("clip")
+
+# ---------------------------------------------------------------------------
+# decompositions, used only when a backend lacks the kernel
+# ---------------------------------------------------------------------------
+_LN2 = math.log(2.0)
+_DECOMPOSITIONS: dict[str, Callable[..., Array]] = {
+    "square": lambda x: multiply(x, x),
+    "reciprocal": lambda x: divide(1, x),
+    "log2": lambda x: multiply(log(x), 1 / _LN2),
+    "log10": lambda x: multiply(log(x), 1 / math.log(10.0)),
+    "subtract": lambda a, b: add(a, negative(b)) if type(b) is Array else add(a, -b),
+    "greater": lambda a, b: _dispatch.binary("less", b, a),
+    "greater_equal": lambda a, b: _dispatch.binary("less_equal", b, a),
+    "not_equal": lambda a, b: _dispatch.unary("logical_not", equal(a, b)),
+    "logical_not": lambda x: equal(x, False),
+    "logical_and": lambda a, b: _dispatch.binary("bitwise_and", a, b),
+    "logical_or": lambda a, b: _dispatch.binary("bitwise_or", a, b),
+    "logical_xor": lambda a, b: _dispatch.binary("not_equal", a, b),
+    "logaddexp": lambda a, b: _logaddexp(a, b),
+}
+
+
+def _logaddexp(a: Any, b: Any) -> Array:
+    hi = maximum(a, b)
+    stable = add(hi, log1p(exp(negative(abs(subtract(a, b))))))
+    # NOTE: equal infinities give inf - inf = nan above; a + log(2) is exact for them.
+    return _dispatch.where(equal(a, b), add(a if type(a) is Array else hi, _LN2), stable)
+
+
+_dispatch.DECOMPOSITIONS.update(_DECOMPOSITIONS)
+
+# ---------------------------------------------------------------------------
+# operators
+# ---------------------------------------------------------------------------
+_OPERATORS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+    "floordiv": "floor_divide", "mod": "remainder", "pow": "pow", "and": "bitwise_and",
+    "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "bitwise_left_shift",
+    "rshift": "bitwise_right_shift",
+}  # fmt: skip
+_COMPARISONS = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
+                "ge": "greater_equal"}  # fmt: skip
+_UNARY_OPERATORS = {"neg": "negative", "abs": "abs", "invert": "bitwise_invert"}
+
+
+def _operand_ok(other: Any) -> bool:
+    return type(other) is Array or isinstance(other, (bool, int, float, complex))
+
+
+def _forward(op: str) -> Callable[[Array, Any], Any]:
+    binary = _dispatch.binary
+
+    def method(self: Array, other: Any) -> Any:
+        if type(other) is not Array and not _operand_ok(other):
+            return NotImplemented
+        return binary(op, self, other)
+
+    return method
+
+
+def _reflected(op: str) -> Callable[[Array, Any], Any]:
+    binary = _dispatch.binary
+
+    def method(self: Array, other: Any) -> Any:
+        if not _operand_ok(other):
+            return NotImplemented
+        return binary(op, other, self)
+
+    return method
+
+
+def _inplace(op: str, dunder: str) -> Callable[[Array, Any], Array]:
+    binary = _dispatch.binary
+
+    def method(self: Array, other: Any) -> Array:
+        if not _operand_ok(other):
+            raise TypeError(f"{dunder}: unsupported operand type {type(other).__name__}.")
+        result = binary(op, self, other)
+        if result.shape != self.shape:
+            raise ValueError(
+                f"{dunder}: the result shape {result.shape} differs from the array's shape {self.shape}; "
+                f"an in-place operation cannot broadcast its target."
+            )
+        if result.dtype is not self.dtype and _KIND_RANK[result.dtype.kind] > _KIND_RANK[self.dtype.kind]:
+            raise TypeError(
+                f"{dunder}: the result dtype {result.dtype.name} cannot be stored in the {self.dtype.name} "
+                f"array in place; use x = x {op} y instead."
+            )
+        _dispatch.assign(self, result, dunder)
+        return self
+
+    return method
+
+
+_KIND_RANK = {"bool": 0, "int": 1, "uint": 1, "float": 2, "complex": 3}
+
+for _short, _op in _OPERATORS.items():
+    setattr(Array, f"__{_short}__", _forward(_op))
+    setattr(Array, f"__r{_short}__", _reflected(_op))
+    setattr(Array, f"__i{_short}__", _inplace(_op, f"__i{_short}__"))
+for _short, _op in _COMPARISONS.items():
+    setattr(Array, f"__{_short}__", _forward(_op))
+for _short, _op in _UNARY_OPERATORS.items():
+    setattr(Array, f"__{_short}__", _g[_op])
+Array.__pos__ = positive  # type: ignore[method-assign]
+Array.__hash__ = object.__hash__  # type: ignore[method-assign]  # __eq__ is elementwise; keep identity hashing

@@ -1,0 +1,260 @@
+"""Pure functions on layouts ``(shape, strides, offset)``, all in elements.
+
+Every view in ndplane is computed here: O(1) metadata math, no data touched.
+Nothing in this module knows about arrays, devices or backends.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Sequence
+
+Shape = tuple[int, ...]
+Strides = tuple[int, ...]
+
+
+def contiguous_strides(shape: Shape) -> Strides:
+    strides = []
+    acc = 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= n if n > 1 else 1
+    return tuple(reversed(strides))
+
+
+def prod(shape: Sequence[int]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def is_contiguous(shape: Shape, strides: Strides) -> bool:
+    """C-contiguity; strides of size-1 axes are ignored, every empty array is contiguous."""
+    acc = 1
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n == 0:
+            return True
+        if n != 1:
+            if s != acc:
+                return False
+            acc *= n
+    return True
+
+
+def extent(shape: Shape, strides: Strides, offset: int) -> tuple[int, int]:
+    """The lowest and highest element index a layout touches (``(offset, offset-1)`` if empty)."""
+    lo = hi = offset
+    for n, s in zip(shape, strides):
+        if n == 0:
+            return offset, offset - 1
+        if s > 0:
+            hi += (n - 1) * s
+        else:
+            lo += (n - 1) * s
+    return lo, hi
+
+
+def normalize_axis(axis: Any, ndim: int, name: str) -> int:
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{name}: axis must be an integer; got {type(axis).__name__}.") from None
+    if not -ndim <= a < ndim:
+        raise IndexError(
+            f"{name}: axis {a} is out of bounds for an array of {ndim} dimension(s) "
+            f"(valid: {-ndim} to {ndim - 1})." if ndim else
+            f"{name}: axis {a} is out of bounds for a 0-d array."
+        )
+    return a % ndim if ndim else 0
+
+
+def normalize_axes(axis: Any, ndim: int, name: str) -> tuple[int, ...]:
+    """``None`` means every axis; an int or a tuple of ints is normalised; duplicates raise."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(normalize_axis(a, ndim, name) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"{name}: repeated axis in {tuple(axis)}.")
+        return axes
+    return (normalize_axis(axis, ndim, name),)
+
+
+def broadcast_shapes(*shapes: Shape, name: str = "broadcast_shapes") -> Shape:
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for shape in shapes:
+        for i, n in enumerate(shape, ndim - len(shape)):
+            m = out[i]
+            if m == 1:
+                out[i] = n
+            elif n != 1 and n != m:
+                raise ValueError(
+                    f"{name}: shapes {', '.join(str(tuple(s)) for s in shapes)} cannot be "
+                    f"broadcast together (axis {i - ndim}: {m} vs {n})."
+                )
+    return tuple(out)
+
+
+def broadcast_strides(shape: Shape, strides: Strides, new_shape: Shape, name: str) -> Strides:
+    """Strides of ``shape`` viewed as ``new_shape`` (stride 0 on broadcast axes)."""
+    lead = len(new_shape) - len(shape)
+    if lead < 0:
+        raise ValueError(f"{name}: cannot broadcast shape {shape} to the smaller rank shape {new_shape}.")
+    out = [0] * lead
+    for n, s, m in zip(shape, strides, new_shape[lead:]):
+        if n == m:
+            out.append(s if n != 1 else 0)
+        elif n == 1:
+            out.append(0)
+        else:
+            raise ValueError(f"{name}: cannot broadcast shape {shape} to {new_shape}.")
+    return tuple(out)
+
+
+def permute(shape: Shape, strides: Strides, axes: Sequence[int], name: str) -> tuple[Shape, Strides]:
+    ndim = len(shape)
+    if len(axes) != ndim:
+        raise ValueError(f"{name}: axes {tuple(axes)} must name each of the {ndim} axes exactly once.")
+    ax = tuple(normalize_axis(a, ndim, name) for a in axes)
+    if len(set(ax)) != ndim:
+        raise ValueError(f"{name}: axes {tuple(axes)} must name each of the {ndim} axes exactly once.")
+    return tuple(shape[a] for a in ax), tuple(strides[a] for a in ax)
+
+
+def reshape_strides(shape: Shape, strides: Strides, new_shape: Shape) -> Strides | None:
+    """Strides that view ``shape`` as ``new_shape`` without copying, or None if impossible."""
+    if prod(shape) == 0 or is_contiguous(shape, strides):
+        return contiguous_strides(new_shape)
+    # Drop size-1 axes, then match groups of old axes that are contiguous among themselves.
+    old = [(n, s) for n, s in zip(shape, strides) if n != 1]
+    new_strides = [0] * len(new_shape)
+    oi = ni = 0
+    while ni < len(new_shape) and oi <= len(old):
+        if new_shape[ni] == 1:
+            new_strides[ni] = 0
+            ni += 1
+            continue
+        if oi == len(old):
+            return None
+        # Grow one group of old axes and one of new axes to equal element counts.
+        oj, nj = oi + 1, ni + 1
+        op, np_ = old[oi][0], new_shape[ni]
+        while op != np_:
+            if op < np_:
+                if oj == len(old):
+                    return None
+                op *= old[oj][0]
+                oj += 1
+            else:
+                if nj == len(new_shape):
+                    return None
+                np_ *= new_shape[nj]
+                nj += 1
+        for k in range(oi, oj - 1):
+            if old[k][1] != old[k + 1][1] * old[k + 1][0]:
+                return None
+        acc = old[oj - 1][1]
+        for k in range(nj - 1, ni - 1, -1):
+            new_strides[k] = acc
+            acc *= new_shape[k]
+        oi, ni = oj, nj
+    return tuple(new_strides) if oi == len(old) else None
+
+
+def resolve_shape(shape: Sequence[int], size: int, name: str) -> Shape:
+    """Fill in one ``-1`` and check that the element count matches."""
+    try:
+        dims = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"{name}: shape must be a tuple of integers; got {shape!r}.") from None
+    unknown = [i for i, n in enumerate(dims) if n == -1]
+    if len(unknown) > 1 or any(n < -1 for n in dims):
+        raise ValueError(f"{name}: invalid shape {dims}: at most one -1, other sizes >= 0.")
+    if unknown:
+        known = prod(n for n in dims if n != -1)
+        if known == 0 or size % known:
+            raise ValueError(f"{name}: cannot reshape an array of size {size} into shape {dims}.")
+        dims = dims[: unknown[0]] + (size // known,) + dims[unknown[0] + 1 :]
+    if prod(dims) != size:
+        raise ValueError(f"{name}: cannot reshape an array of size {size} into shape {dims}.")
+    return dims
+
+
+def basic_index(
+    shape: Shape, strides: Strides, offset: int, key: Any, name: str = "__getitem__"
+) -> tuple[Shape, Strides, int]:
+    """Apply a basic index (ints, slices, Ellipsis, None, a tuple of those) to a layout."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    n_ellipsis = sum(1 for k in key if k is Ellipsis)
+    if n_ellipsis > 1:
+        raise IndexError(f"{name}: an index can only have a single ellipsis ('...').")
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    ndim = len(shape)
+    if consumed > ndim:
+        raise IndexError(
+            f"{name}: too many indices: the array has {ndim} dimension(s) but {consumed} were indexed."
+        )
+    out_shape: list[int] = []
+    out_strides: list[int] = []
+    dim = 0
+    for k in key:
+        if k is None:
+            out_shape.append(1)
+            out_strides.append(0)
+        elif k is Ellipsis:
+            for _ in range(ndim - consumed):
+                out_shape.append(shape[dim])
+                out_strides.append(strides[dim])
+                dim += 1
+        elif isinstance(k, slice):
+            start, stop, step = k.indices(shape[dim])
+            n = len(range(start, stop, step))
+            if n:
+                offset += start * strides[dim]
+            out_shape.append(n)
+            out_strides.append(strides[dim] * step)
+            dim += 1
+        else:
+            try:
+                i = operator.index(k)
+            except TypeError:
+                raise IndexError(
+                    f"{name}: only integers, slices, ellipsis ('...'), None and integer or boolean "
+                    f"arrays are valid indices; got {type(k).__name__}."
+                ) from None
+            n = shape[dim]
+            if not -n <= i < n:
+                raise IndexError(f"{name}: index {i} is out of bounds for axis {dim} with size {n}.")
+            offset += (i % n) * strides[dim]
+            dim += 1
+    out_shape.extend(shape[dim:])
+    out_strides.extend(strides[dim:])
+    return tuple(out_shape), tuple(out_strides), offset
+
+
+def flip(shape: Shape, strides: Strides, offset: int, axes: Sequence[int]) -> tuple[Strides, int]:
+    st = list(strides)
+    for a in axes:
+        if shape[a] > 0:
+            offset += (shape[a] - 1) * st[a]
+        st[a] = -st[a]
+    return tuple(st), offset
+
+
+def diagonal(
+    shape: Shape, strides: Strides, offset: int, k: int, axis1: int, axis2: int
+) -> tuple[Shape, Strides, int]:
+    n1, n2 = shape[axis1], shape[axis2]
+    if k >= 0:
+        n = max(0, min(n1, n2 - k))
+        start = k * strides[axis2]
+    else:
+        n = max(0, min(n1 + k, n2))
+        start = -k * strides[axis1]
+    keep = [i for i in range(len(shape)) if i not in (axis1, axis2)]
+    new_shape = tuple(shape[i] for i in keep) + (n,)
+    new_strides = tuple(strides[i] for i in keep) + (strides[axis1] + strides[axis2],)
+    return new_shape, new_strides, offset + (start if n else 0)

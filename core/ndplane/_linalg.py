@@ -1,0 +1,114 @@
+"""Linear algebra functions of the main namespace (Array API chapter)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from . import _dispatch, _dtypes, _layout
+from ._array import Array
+from ._manipulation import expand_dims, permute_dims, reshape
+
+__all__ = ["matmul", "vecdot", "tensordot"]
+
+
+def matmul(x1: Array, x2: Array, /) -> Array:
+    """Matrix product with NumPy's rules: 1-D operands are vectors, batch axes broadcast.
+
+    >>> import ndplane as nd
+    >>> a = nd.asarray([[1.0, 2.0], [3.0, 4.0]])
+    >>> (a @ a).tolist(), (a @ nd.asarray([1.0, 1.0])).tolist()
+    ([[7.0, 10.0], [15.0, 22.0]], [3.0, 7.0])
+    """
+    if type(x1) is not Array or type(x2) is not Array:
+        raise TypeError(f"matmul: expected ndplane arrays; got {type(x1).__name__} and {type(x2).__name__}.")
+    _dispatch.same_device("matmul", x1, x2)
+    if x1.ndim == 0 or x2.ndim == 0:
+        raise ValueError("matmul: 0-d arrays are not allowed; use multiply for scalars.")
+    dt = x1.dtype if x1.dtype is x2.dtype else _dtypes.promote(x1.dtype, x2.dtype, "matmul")
+    a = x1 if x1.dtype is dt else _dispatch.cast(x1, dt)
+    b = x2 if x2.dtype is dt else _dispatch.cast(x2, dt)
+    a2 = expand_dims(a, axis=0) if a.ndim == 1 else a
+    b2 = expand_dims(b, axis=-1) if b.ndim == 1 else b
+    (m, k), (k2, n) = a2.shape[-2:], b2.shape[-2:]
+    if k != k2:
+        raise ValueError(
+            f"matmul: shapes {x1.shape} and {x2.shape} are not aligned: "
+            f"{k} (last axis of x1) != {k2} (" + ("only axis" if x2.ndim == 1 else "second-to-last axis")
+            + " of x2)."
+        )
+    batch = _layout.broadcast_shapes(a2.shape[:-2], b2.shape[:-2], name="matmul")
+    nb = _layout.prod(batch)
+    a3 = _batch3(a2, batch, nb)
+    b3 = _batch3(b2, batch, nb)
+    out = _dispatch.matmul3(a3, b3)
+    shape = batch + (m, n)
+    out = reshape(out, shape)
+    if x1.ndim == 1:
+        out = reshape(out, shape[:-2] + (n,))
+    if x2.ndim == 1:
+        out = reshape(out, out.shape[:-1])
+    return out
+
+
+def _batch3(x: Array, batch: tuple[int, ...], nb: int) -> Array:
+    """``x`` (..., R, C) as (B, R, C): a view when the batch axes merge (or broadcast), else a copy."""
+    from ._manipulation import broadcast_to
+
+    r, c = x.shape[-2:]
+    full = broadcast_to(x, batch + (r, c)) if x.shape[:-2] != batch else x
+    ref = full._ref
+    strides = _layout.reshape_strides(ref.shape[:-2], ref.strides[:-2], (nb,)) if batch else (0,)
+    if strides is None:
+        full = _dispatch.copy_of(full)
+        ref = full._ref
+        strides = (r * c,)
+    return _dispatch.view_as(full, (nb, r, c), strides + ref.strides[-2:], ref.offset)
+
+
+def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
+    """Dot product of vectors along ``axis`` (conjugating ``x1``), batch axes broadcast.
+
+    >>> import ndplane as nd
+    >>> nd.vecdot(nd.asarray([[1.0, 2.0], [3.0, 4.0]]), nd.asarray([1.0, 1.0])).tolist()
+    [3.0, 7.0]
+    """
+    from ._statistical import sum
+
+    if type(x1) is not Array or type(x2) is not Array:
+        raise TypeError("vecdot: expected ndplane arrays.")
+    shape = _layout.broadcast_shapes(x1.shape, x2.shape, name="vecdot")
+    ax = _layout.normalize_axis(axis, len(shape), "vecdot")
+    if ax - len(shape) < -min(x1.ndim, x2.ndim) or x1.shape[ax - len(shape)] != x2.shape[ax - len(shape)]:
+        raise ValueError(f"vecdot: the axis {axis} must have equal sizes in {x1.shape} and {x2.shape}.")
+    a = _dispatch.unary("conj", x1) if x1.dtype.kind == "complex" else x1
+    return sum(_dispatch.binary("multiply", a, x2), axis=ax - len(shape))
+
+
+def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
+    """Sum of products over the given axes (``axes=n``: last n of x1 with first n of x2).
+
+    >>> import ndplane as nd
+    >>> nd.tensordot(nd.ones((2, 3)), nd.ones((3, 4)), axes=1).shape
+    (2, 4)
+    """
+    if isinstance(axes, int):
+        if axes < 0:
+            raise ValueError(f"tensordot: axes must be >= 0; got {axes}.")
+        ax1 = tuple(range(x1.ndim - axes, x1.ndim))
+        ax2 = tuple(range(axes))
+    else:
+        ax1 = _layout.normalize_axes(tuple(axes[0]), x1.ndim, "tensordot")
+        ax2 = _layout.normalize_axes(tuple(axes[1]), x2.ndim, "tensordot")
+    if len(ax1) != len(ax2) or any(x1.shape[a] != x2.shape[b] for a, b in zip(ax1, ax2)):
+        raise ValueError(f"tensordot: contracted axes of {x1.shape} and {x2.shape} must have equal sizes.")
+    free1 = [i for i in range(x1.ndim) if i not in ax1]
+    free2 = [i for i in range(x2.ndim) if i not in ax2]
+    k = _layout.prod(x1.shape[a] for a in ax1)
+    a = reshape(permute_dims(x1, free1 + list(ax1)), (_layout.prod(x1.shape[i] for i in free1), k))
+    b = reshape(permute_dims(x2, list(ax2) + free2), (k, _layout.prod(x2.shape[i] for i in free2)))
+    out = matmul(a, b)
+    return reshape(out, tuple(x1.shape[i] for i in free1) + tuple(x2.shape[i] for i in free2))
+
+
+Array.__matmul__ = lambda self, other: matmul(self, other) if type(other) is Array else NotImplemented  # type: ignore[method-assign]
+Array.__rmatmul__ = lambda self, other: matmul(other, self) if type(other) is Array else NotImplemented  # type: ignore[method-assign]

@@ -1,0 +1,235 @@
+"""Manipulation functions (Array API chapter). Views are O(1): only the layout changes."""
+
+from __future__ import annotations
+
+import operator
+from typing import Sequence
+
+from . import _dispatch, _dtypes, _layout
+from ._array import Array
+from ._dispatch import view_as
+
+__all__ = [
+    "reshape", "permute_dims", "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze",
+    "flip", "concat", "stack", "moveaxis", "unstack", "matrix_transpose",
+]  # fmt: skip
+
+
+def _check(name: str, x: object) -> Array:
+    if type(x) is not Array:
+        raise TypeError(f"{name}: expected an ndplane array; got {type(x).__name__}.")
+    return x
+
+
+def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> Array:
+    """``x`` with a new shape; a view whenever the layout allows, else a copy.
+
+    ``copy=True`` always copies; ``copy=False`` raises if a view is impossible.
+
+    >>> import ndplane as nd
+    >>> nd.reshape(nd.arange(6), (2, -1)).tolist()
+    [[0, 1, 2], [3, 4, 5]]
+    """
+    _check("reshape", x)
+    r = x._ref
+    new_shape = _layout.resolve_shape(
+        (shape,) if isinstance(shape, int) else shape, r.size, "reshape"
+    )
+    strides = None if copy else _layout.reshape_strides(r.shape, r.strides, new_shape)
+    if strides is not None:
+        return view_as(x, new_shape, strides, r.offset)
+    if copy is False:
+        raise ValueError(
+            f"reshape: cannot view an array of shape {r.shape} and strides {r.strides} as shape "
+            f"{new_shape} without copying, and copy=False."
+        )
+    c = _dispatch.copy_of(x)
+    return view_as(c, new_shape, _layout.contiguous_strides(new_shape), 0)
+
+
+def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
+    """Permute the axes (a view).
+
+    >>> import ndplane as nd
+    >>> nd.permute_dims(nd.zeros((2, 3, 4)), (2, 0, 1)).shape
+    (4, 2, 3)
+    """
+    _check("permute_dims", x)
+    r = x._ref
+    shape, strides = _layout.permute(r.shape, r.strides, tuple(axes), "permute_dims")
+    return view_as(x, shape, strides, r.offset)
+
+
+def matrix_transpose(x: Array, /) -> Array:
+    """Transpose the last two axes (a view); same as ``x.mT``."""
+    return _check("matrix_transpose", x).mT
+
+
+def moveaxis(x: Array, source: int | Sequence[int], destination: int | Sequence[int], /) -> Array:
+    """Move axes to new positions (a view).
+
+    >>> import ndplane as nd
+    >>> nd.moveaxis(nd.zeros((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+    """
+    _check("moveaxis", x)
+    src = _layout.normalize_axes(source if isinstance(source, (tuple, list)) else (source,), x.ndim, "moveaxis")
+    dst = _layout.normalize_axes(
+        destination if isinstance(destination, (tuple, list)) else (destination,), x.ndim, "moveaxis"
+    )
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: source and destination must have the same number of axes.")
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute_dims(x, order)
+
+
+def broadcast_to(x: Array, /, shape: Sequence[int]) -> Array:
+    """View ``x`` as ``shape`` by broadcasting (stride 0, no copy).
+
+    >>> import ndplane as nd
+    >>> nd.broadcast_to(nd.arange(3), (2, 3)).tolist()
+    [[0, 1, 2], [0, 1, 2]]
+    """
+    _check("broadcast_to", x)
+    r = x._ref
+    shape = tuple(operator.index(n) for n in shape)
+    if _layout.broadcast_shapes(r.shape, shape, name="broadcast_to") != shape:
+        raise ValueError(f"broadcast_to: cannot broadcast shape {r.shape} to {shape}.")
+    return view_as(x, shape, _layout.broadcast_strides(r.shape, r.strides, shape, "broadcast_to"), r.offset)
+
+
+def broadcast_arrays(*arrays: Array) -> list[Array]:
+    """Broadcast arrays against each other (views).
+
+    >>> import ndplane as nd
+    >>> [a.shape for a in nd.broadcast_arrays(nd.zeros((2, 1)), nd.zeros(3))]
+    [(2, 3), (2, 3)]
+    """
+    shape = _layout.broadcast_shapes(*(_check("broadcast_arrays", a).shape for a in arrays),
+                                     name="broadcast_arrays")  # fmt: skip
+    return [broadcast_to(a, shape) for a in arrays]
+
+
+def expand_dims(x: Array, /, axis: int | Sequence[int] = 0) -> Array:
+    """Insert size-1 axes at ``axis`` (positions in the result; a view).
+
+    >>> import ndplane as nd
+    >>> nd.expand_dims(nd.zeros((2, 3)), axis=-1).shape
+    (2, 3, 1)
+    """
+    _check("expand_dims", x)
+    axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
+    ndim = x.ndim + len(axes)
+    norm = _layout.normalize_axes(axes, ndim, "expand_dims")
+    r = x._ref
+    shape, strides = list(r.shape), list(r.strides)
+    for a in sorted(norm):
+        shape.insert(a, 1)
+        strides.insert(a, 0)
+    return view_as(x, tuple(shape), tuple(strides), r.offset)
+
+
+def squeeze(x: Array, /, axis: int | Sequence[int]) -> Array:
+    """Remove size-1 axes (a view).
+
+    >>> import ndplane as nd
+    >>> nd.squeeze(nd.zeros((1, 3, 1)), axis=(0, 2)).shape
+    (3,)
+    """
+    _check("squeeze", x)
+    r = x._ref
+    axes = _layout.normalize_axes(axis, x.ndim, "squeeze")
+    for a in axes:
+        if r.shape[a] != 1:
+            raise ValueError(f"squeeze: cannot remove axis {a} of size {r.shape[a]}; only size-1 axes can be removed.")
+    keep = [i for i in range(x.ndim) if i not in axes]
+    return view_as(x, tuple(r.shape[i] for i in keep), tuple(r.strides[i] for i in keep), r.offset)
+
+
+def flip(x: Array, /, *, axis: int | Sequence[int] | None = None) -> Array:
+    """Reverse the order of elements along ``axis`` (all axes by default; a view).
+
+    >>> import ndplane as nd
+    >>> nd.flip(nd.arange(4)).tolist()
+    [3, 2, 1, 0]
+    """
+    _check("flip", x)
+    r = x._ref
+    axes = _layout.normalize_axes(axis, x.ndim, "flip")
+    strides, offset = _layout.flip(r.shape, r.strides, r.offset, axes)
+    return view_as(x, r.shape, strides, offset)
+
+
+def concat(arrays: Sequence[Array], /, *, axis: int | None = 0) -> Array:
+    """Join arrays along an existing axis (``axis=None`` flattens them first).
+
+    >>> import ndplane as nd
+    >>> nd.concat([nd.zeros((1, 2)), nd.ones((2, 2))]).shape
+    (3, 2)
+    """
+    arrays = [_check("concat", a) for a in arrays]
+    if not arrays:
+        raise ValueError("concat: need at least one array.")
+    _dispatch.same_device("concat", *arrays)
+    if axis is None:
+        arrays = [reshape(a, (-1,)) for a in arrays]
+        axis = 0
+    first = arrays[0]
+    if first.ndim == 0:
+        raise ValueError("concat: zero-dimensional arrays cannot be concatenated; use stack.")
+    ax = _layout.normalize_axis(axis, first.ndim, "concat")
+    dtype = first.dtype
+    for a in arrays[1:]:
+        dtype = _dtypes.promote(dtype, a.dtype, "concat")
+        if a.ndim != first.ndim or any(
+            n != m for i, (n, m) in enumerate(zip(a.shape, first.shape)) if i != ax
+        ):
+            raise ValueError(
+                f"concat: all shapes must match except along axis {ax}; got {first.shape} and {a.shape}."
+            )
+    shape = list(first.shape)
+    shape[ax] = sum(a.shape[ax] for a in arrays)
+    out = _dispatch.empty(tuple(shape), dtype, first.device, "concat")
+    start = 0
+    for a in arrays:
+        n = a.shape[ax]
+        key = (slice(None),) * ax + (slice(start, start + n),)
+        r = out._ref
+        vs, vst, voff = _layout.basic_index(r.shape, r.strides, r.offset, key, "concat")
+        _dispatch.assign(view_as(out, vs, vst, voff), a, "concat")
+        start += n
+    return out
+
+
+def stack(arrays: Sequence[Array], /, *, axis: int = 0) -> Array:
+    """Join arrays of one shape along a new axis.
+
+    >>> import ndplane as nd
+    >>> nd.stack([nd.zeros(2), nd.ones(2)], axis=1).shape
+    (2, 2)
+    """
+    arrays = [_check("stack", a) for a in arrays]
+    if not arrays:
+        raise ValueError("stack: need at least one array.")
+    shape = arrays[0].shape
+    for a in arrays[1:]:
+        if a.shape != shape:
+            raise ValueError(f"stack: all arrays must have the same shape; got {shape} and {a.shape}.")
+    ax = _layout.normalize_axis(axis, len(shape) + 1, "stack")
+    return concat([expand_dims(a, axis=ax) for a in arrays], axis=ax)
+
+
+def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
+    """Split ``x`` into views along ``axis``.
+
+    >>> import ndplane as nd
+    >>> [a.tolist() for a in nd.unstack(nd.arange(4).reshape((2, 2)), axis=1)]
+    [[0, 2], [1, 3]]
+    """
+    _check("unstack", x)
+    if x.ndim == 0:
+        raise ValueError("unstack: the input must have at least one dimension.")
+    ax = _layout.normalize_axis(axis, x.ndim, "unstack")
+    return tuple(x[(slice(None),) * ax + (i,)] for i in range(x.shape[ax]))

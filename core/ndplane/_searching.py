@@ -1,0 +1,108 @@
+"""Searching functions (Array API chapter): argmax, argmin, nonzero, where."""
+
+from __future__ import annotations
+
+from . import _dispatch, _dtypes, _layout
+from ._array import Array
+from ._statistical import _check, _real, reduction
+
+__all__ = ["argmax", "argmin", "nonzero", "where"]
+
+
+def _arg(op: str, x: Array, axis: int | None, keepdims: bool) -> Array:
+    _check(op, x)
+    _real(op, x)
+    index = x.device.backend.default_dtypes["indexing"]
+    if axis is None:
+        from ._manipulation import reshape
+
+        out = reduction(op, reshape(x, (-1,)), 0, False, index, op)
+        return reshape(out, (1,) * x.ndim) if keepdims else out
+    return reduction(op, x, _layout.normalize_axis(axis, x.ndim, op), keepdims, index, op)
+
+
+def argmax(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
+    """Index of the first maximum along ``axis`` (of the flattened array by default).
+
+    >>> import ndplane as nd
+    >>> nd.argmax(nd.asarray([[1, 9], [8, 2]]), axis=1).tolist()
+    [1, 0]
+    """
+    return _arg("argmax", x, axis, keepdims)
+
+
+def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
+    """Index of the first minimum along ``axis`` (of the flattened array by default).
+
+    >>> import ndplane as nd
+    >>> nd.argmin(nd.asarray([3.0, -1.0, -1.0]))
+    Array(1, dtype=int64, device='numpy:0')
+    """
+    return _arg("argmin", x, axis, keepdims)
+
+
+def flat_nonzero(x: Array) -> Array:
+    """Flat indices of the nonzero elements of ``x``, on the device, from primitives only.
+
+    Each true element's rank among the true ones (an exclusive prefix sum) is where its
+    flat index goes; false elements all go to one spare slot past the end.
+    """
+    from ._creation import arange, full, zeros
+    from ._manipulation import reshape
+    from ._statistical import cumulative_sum, sum
+
+    index = x.device.backend.default_dtypes["indexing"]
+    flat = reshape(x, (-1,))
+    truth = flat if flat.dtype is _dtypes.bool else _dispatch.binary("not_equal", flat, 0)
+    n = flat.shape[0]
+    count = int(sum(truth, dtype=index))
+    slot = _dispatch.binary("subtract", cumulative_sum(truth, dtype=index), 1)
+    dest = _dispatch.where(truth, slot, full((), count, dtype=index, device=x.device))
+    out = zeros((1, count + 1), dtype=index, device=x.device)
+    _dispatch.scatter_add_last(out, dest, reshape(arange(n, dtype=index, device=x.device), (1, n)))
+    return reshape(out, (-1,))[:count]
+
+
+def nonzero(x: Array, /) -> tuple[Array, ...]:
+    """Indices of the nonzero elements, one array per axis.
+
+    >>> import ndplane as nd
+    >>> [a.tolist() for a in nd.nonzero(nd.asarray([[0, 3], [4, 0]]))]
+    [[0, 1], [1, 0]]
+    """
+    _check("nonzero", x)
+    if x.ndim == 0:
+        raise ValueError("nonzero: 0-d arrays are not allowed; use expand_dims first.")
+    flat = flat_nonzero(x)
+    out = []
+    stride = _layout.prod(x.shape)
+    for n in x.shape:
+        stride //= n
+        idx = _dispatch.binary("floor_divide", flat, stride) if stride > 1 else flat
+        out.append(_dispatch.binary("remainder", idx, n) if n > 0 else idx)
+    return tuple(out)
+
+
+def where(condition: Array, x1: Array | bool | int | float | complex, x2: Array | bool | int | float | complex, /) -> Array:
+    """Elements of ``x1`` where ``condition`` is true, else of ``x2`` (broadcast together).
+
+    >>> import ndplane as nd
+    >>> x = nd.asarray([1.0, -2.0, 3.0])
+    >>> nd.where(x > 0, x, 0.0).tolist()
+    [1.0, 0.0, 3.0]
+    """
+    _check("where", condition)
+    from ._creation import full
+
+    arrays = [a for a in (x1, x2) if type(a) is Array]
+    if not arrays:
+        raise TypeError("where: at least one of x1 and x2 must be an ndplane array.")
+    ref = arrays[0]
+    dt = ref.dtype if len(arrays) == 1 else _dtypes.promote(x1.dtype, x2.dtype, "where")
+    defaults = ref.device.backend.default_dtypes
+    for s in (x1, x2):
+        if type(s) is not Array:
+            dt = _dtypes.scalar_result_dtype(dt, s, defaults)
+    a = x1 if type(x1) is Array else full((), x1, dtype=dt, device=ref.device)
+    b = x2 if type(x2) is Array else full((), x2, dtype=dt, device=ref.device)
+    return _dispatch.where(condition, a, b)

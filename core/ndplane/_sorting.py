@@ -1,0 +1,43 @@
+"""Sorting functions (Array API chapter): sort and argsort along any axis."""
+
+from __future__ import annotations
+
+from . import _dispatch, _layout
+from ._array import Array
+from ._statistical import _check
+
+__all__ = ["sort", "argsort"]
+
+
+def _sort(name: str, x: Array, axis: int, descending: bool, stable: bool, values: bool) -> Array:
+    _check(name, x)
+    if x.dtype.kind == "complex":
+        raise TypeError(f"{name}: complex dtypes have no order; got {x.dtype.name}.")
+    if x.ndim == 0:
+        raise ValueError(f"{name}: x must have at least one dimension.")
+    ax = _layout.normalize_axis(axis, x.ndim, name)
+    moved, _, _ = _dispatch.move_axes_last(x, (ax,))
+    index = x.device.backend.default_dtypes["indexing"]
+    v, i = _dispatch.sort_last(moved, bool(descending), bool(stable), values, not values, index)
+    out = v if values else i
+    return _dispatch._move_axis_back(out, ax)
+
+
+def sort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
+    """Sorted copy of ``x`` along ``axis``; NaNs sort last (first when descending).
+
+    >>> import ndplane as nd
+    >>> nd.sort(nd.asarray([3, 1, 2]), descending=True).tolist()
+    [3, 2, 1]
+    """
+    return _sort("sort", x, axis, descending, stable, True)
+
+
+def argsort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
+    """Indices that sort ``x`` along ``axis`` (stable by default: ties keep input order).
+
+    >>> import ndplane as nd
+    >>> nd.argsort(nd.asarray([3.0, 1.0, 2.0])).tolist()
+    [1, 2, 0]
+    """
+    return _sort("argsort", x, axis, descending, stable, False)

@@ -1,0 +1,207 @@
+"""Statistical functions (Array API chapter).
+
+Reductions over any axes reach a backend as one reduction over the last axis
+of a 2-D (M, K) operand: the core moves the reduced axes last (a view) and
+merges them (a view where strides allow, else a compaction).
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Sequence
+
+from . import _dispatch, _dtypes, _layout
+from ._array import Array
+from ._dispatch import view_as
+from ._dtypes import DType, as_dtype
+
+__all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "cumulative_sum", "cumulative_prod"]
+
+Axis = int | Sequence[int] | None
+
+
+def _check(name: str, x: object) -> Array:
+    if type(x) is not Array:
+        raise TypeError(f"{name}: expected an ndplane array; got {type(x).__name__}.")
+    return x
+
+
+def reduction(op: str, x: Array, axis: Axis, keepdims: bool, result: DType, name: str) -> Array:
+    """The one wrapper of every reduction: axes, the kernel, keepdims."""
+    axes = _layout.normalize_axes(axis, x.ndim, name)
+    out = _dispatch.reduce(op, x, axes, result)
+    if keepdims:
+        shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
+        out = view_as(out, shape, _layout.contiguous_strides(shape), 0)
+    return out
+
+
+def accumulator_dtype(x: Array, dtype: DType | None, name: str) -> DType:
+    """sum/prod/cumulative result dtype: small integers widen to the default integer of their
+    signedness, as the Array API asks; floats keep their dtype."""
+    if dtype is not None:
+        return as_dtype(dtype, name)
+    d = x.dtype
+    default_int = x.device.backend.default_dtypes["integral"]
+    if d.kind in ("bool", "int"):
+        return d if d.kind == "int" and d.itemsize >= default_int.itemsize else default_int
+    if d.kind == "uint":
+        wide = _dtypes.BY_NAME["uint" + default_int.name[3:]]
+        return d if d.itemsize >= wide.itemsize else wide
+    return d
+
+
+def sum(x: Array, /, *, axis: Axis = None, dtype: DType | None = None, keepdims: bool = False) -> Array:  # noqa: A001
+    """Sum over ``axis`` (all axes by default); small integers accumulate in the default integer.
+
+    >>> import ndplane as nd
+    >>> x = nd.asarray([[1, 2], [3, 4]])
+    >>> nd.sum(x), nd.sum(x, axis=0).tolist(), nd.sum(x, axis=1, keepdims=True).shape
+    (Array(10, dtype=int64, device='numpy:0'), [4, 6], (2, 1))
+    """
+    _check("sum", x)
+    return reduction("sum", x, axis, keepdims, accumulator_dtype(x, dtype, "sum"), "sum")
+
+
+def prod(x: Array, /, *, axis: Axis = None, dtype: DType | None = None, keepdims: bool = False) -> Array:
+    """Product over ``axis``.
+
+    >>> import ndplane as nd
+    >>> nd.prod(nd.asarray([1.5, 2.0, 4.0]))
+    Array(12., dtype=float64, device='numpy:0')
+    """
+    _check("prod", x)
+    return reduction("prod", x, axis, keepdims, accumulator_dtype(x, dtype, "prod"), "prod")
+
+
+def _real(name: str, x: Array) -> None:
+    if x.dtype.kind == "complex":
+        raise TypeError(f"{name}: complex dtypes have no order; got {x.dtype.name}.")
+
+
+def max(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:  # noqa: A001
+    """Maximum over ``axis``; NaN propagates.
+
+    >>> import ndplane as nd
+    >>> nd.max(nd.asarray([[1, 5], [7, 2]]), axis=1).tolist()
+    [5, 7]
+    """
+    _check("max", x)
+    _real("max", x)
+    return reduction("max", x, axis, keepdims, x.dtype, "max")
+
+
+def min(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:  # noqa: A001
+    """Minimum over ``axis``; NaN propagates.
+
+    >>> import ndplane as nd
+    >>> nd.min(nd.asarray([3.0, -1.0, 2.0]))
+    Array(-1., dtype=float64, device='numpy:0')
+    """
+    _check("min", x)
+    _real("min", x)
+    return reduction("min", x, axis, keepdims, x.dtype, "min")
+
+
+def _floating(x: Array) -> Array:
+    if x.dtype.is_floating:
+        return x
+    return _dispatch.cast(x, x.device.backend.default_dtypes["real floating"])
+
+
+def _count(x: Array, axis: Axis, name: str) -> int:
+    return _layout.prod(x.shape[a] for a in _layout.normalize_axes(axis, x.ndim, name))
+
+
+def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
+    """Arithmetic mean over ``axis`` (integers are averaged in the default floating dtype).
+
+    >>> import ndplane as nd
+    >>> nd.mean(nd.asarray([[1, 2], [3, 4]]), axis=0).tolist()
+    [2.0, 3.0]
+    """
+    _check("mean", x)
+    xf = _floating(x)
+    total = reduction("sum", xf, axis, keepdims, xf.dtype, "mean")
+    n = _count(x, axis, "mean")
+    return _dispatch.binary("divide", total, float(n) if n else float("nan"))
+
+
+def var(
+    x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False
+) -> Array:
+    """Variance over ``axis``: ``sum(|x - mean|**2) / (N - correction)``.
+
+    >>> import ndplane as nd
+    >>> nd.var(nd.asarray([1.0, 2.0, 3.0, 4.0]), correction=1)
+    Array(1.66666667, dtype=float64, device='numpy:0')
+    """
+    _check("var", x)
+    if x.dtype.kind == "complex":
+        raise TypeError(f"var: only real dtypes are allowed; got {x.dtype.name}.")
+    xf = _floating(x)
+    mu = reduction("sum", xf, axis, True, xf.dtype, "var")
+    n = _count(x, axis, "var")
+    mu = _dispatch.binary("divide", mu, float(n) if n else float("nan"))
+    dev = _dispatch.binary("subtract", xf, mu)
+    sq = _dispatch.binary("multiply", dev, dev)
+    total = reduction("sum", sq, axis, keepdims, xf.dtype, "var")
+    denom = builtins.max(n - correction, 0)
+    return _dispatch.binary("divide", total, float(denom) if denom else float("nan") if not n else 0.0)
+
+
+def std(
+    x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False
+) -> Array:
+    """Standard deviation over ``axis``: ``sqrt(var(x, correction=...))``.
+
+    >>> import ndplane as nd
+    >>> nd.std(nd.asarray([1.0, 3.0]))
+    Array(1., dtype=float64, device='numpy:0')
+    """
+    return _dispatch.unary("sqrt", var(x, axis=axis, correction=correction, keepdims=keepdims))
+
+
+def _cumulative(op: str, x: Array, axis: int | None, dtype: DType | None, include_initial: bool) -> Array:
+    _check(op, x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"{op}: axis is required for a {x.ndim}-D array.")
+        if x.ndim == 0:
+            raise ValueError(f"{op}: x must have at least one dimension.")
+        axis = 0
+    ax = _layout.normalize_axis(axis, x.ndim, op)
+    result = accumulator_dtype(x, dtype, op)
+    out = _dispatch.scan(op, x, ax, result)
+    if include_initial:
+        from ._creation import full
+        from ._manipulation import concat
+
+        shape = x.shape[:ax] + (1,) + x.shape[ax + 1 :]
+        first = full(shape, 0 if op == "cumulative_sum" else 1, dtype=result, device=x.device)
+        out = concat([first, out], axis=ax)
+    return out
+
+
+def cumulative_sum(
+    x: Array, /, *, axis: int | None = None, dtype: DType | None = None, include_initial: bool = False
+) -> Array:
+    """Cumulative sum along ``axis``.
+
+    >>> import ndplane as nd
+    >>> nd.cumulative_sum(nd.asarray([1, 2, 3]), include_initial=True).tolist()
+    [0, 1, 3, 6]
+    """
+    return _cumulative("cumulative_sum", x, axis, dtype, include_initial)
+
+
+def cumulative_prod(
+    x: Array, /, *, axis: int | None = None, dtype: DType | None = None, include_initial: bool = False
+) -> Array:
+    """Cumulative product along ``axis``.
+
+    >>> import ndplane as nd
+    >>> nd.cumulative_prod(nd.asarray([1, 2, 3, 4])).tolist()
+    [1, 2, 6, 24]
+    """
+    return _cumulative("cumulative_prod", x, axis, dtype, include_initial)

@@ -1,0 +1,33 @@
+"""What a backend plugin author imports: the protocol, op names and discovery hooks.
+
+>>> from ndplane.backend import Backend, Ref, BackendSpec, hookimpl, PROTOCOL_VERSION
+>>> PROTOCOL_VERSION
+1
+"""
+
+from __future__ import annotations
+
+from .base import Backend, Ref
+from .hookspecs import hookimpl, hookspec
+from .ops import (
+    ALL_OPS,
+    BINARY_OPS,
+    CAPABILITIES,
+    COMPARISON_OPS,
+    DEFAULT_DTYPE_KINDS,
+    HOST_RESIDENT,
+    INPLACE,
+    KERNEL_OPS,
+    PROTOCOL_VERSION,
+    REDUCE_OPS,
+    SCAN_OPS,
+    STRIDED,
+    UNARY_OPS,
+)
+from .spec import BackendSpec
+
+__all__ = [
+    "Backend", "Ref", "BackendSpec", "hookimpl", "hookspec", "PROTOCOL_VERSION",
+    "ALL_OPS", "UNARY_OPS", "BINARY_OPS", "COMPARISON_OPS", "REDUCE_OPS", "SCAN_OPS",
+    "KERNEL_OPS", "CAPABILITIES", "STRIDED", "INPLACE", "HOST_RESIDENT", "DEFAULT_DTYPE_KINDS",
+]  # fmt: skip

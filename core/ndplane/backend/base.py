@@ -1,0 +1,203 @@
+"""The backend protocol (version 1): :class:`Ref` and the :class:`Backend` base class.
+
+A backend serves one device and implements "dumb" kernels over :class:`Ref`
+objects.  The core has already checked shapes, promoted dtypes, broadcast
+operands and allocated outputs before any method here runs; a kernel never
+decides semantics.  See ``docs/backend-authors.md`` for a walk-through.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .ops import PROTOCOL_VERSION
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .._dtypes import DType
+
+__all__ = ["Ref", "Backend"]
+
+
+class Ref:
+    """What a kernel sees of an array: a buffer handle plus a layout in elements.
+
+    ``buffer`` is the backend's own handle (whatever ``alloc``/``from_host``
+    returned).  ``strides`` and ``offset`` count elements, not bytes.  Only
+    backends with the ``strided`` capability see strides other than the
+    C-contiguous ones in compute kernels (``copy``, ``fill``, ``scatter_add``
+    and ``to_host`` always may).
+
+    Refs are immutable and built once per array, so they are cheap to pass.
+    """
+
+    __slots__ = ("buffer", "dtype", "shape", "strides", "offset", "size", "contiguous")
+
+    def __init__(
+        self,
+        buffer: Any,
+        dtype: DType,
+        shape: tuple[int, ...],
+        strides: tuple[int, ...],
+        offset: int,
+        size: int,
+        contiguous: bool,
+    ) -> None:
+        self.buffer = buffer
+        self.dtype = dtype
+        self.shape = shape
+        self.strides = strides
+        self.offset = offset
+        self.size = size  # number of elements, prod(shape)
+        self.contiguous = contiguous  # C-contiguous (size-1 axes ignored)
+
+    def __repr__(self) -> str:
+        return (
+            f"Ref(dtype={self.dtype.name}, shape={self.shape}, strides={self.strides}, "
+            f"offset={self.offset})"
+        )
+
+
+class Backend:
+    """Base class of a backend: one instance serves one device.
+
+    Subclasses set the description attributes and override the methods for
+    the ops they list in :attr:`ops`.  Required methods raise
+    ``NotImplementedError`` here; optional ones are only called when the
+    backend declares them in :attr:`ops` or :attr:`capabilities`.
+
+    Guarantees the core gives every compute kernel (``unary``, ``binary``,
+    ``where``, ``cast``, ``reduce``, ``scan``, ``matmul``, ``take``, ``sort``,
+    ``random_bits``):
+
+    - operands have the dtypes the method documents (``binary`` gets two equal
+      dtypes), and every dtype is in :attr:`dtypes`;
+    - ``out`` is freshly allocated, C-contiguous, and never aliases an input
+      (unless the backend declares ``inplace``);
+    - without the ``strided`` capability every input Ref is C-contiguous.
+    """
+
+    #: Backend name, the device kind in device strings (``"numpy"``, ``"cpu"``).
+    name: str = ""
+    #: The protocol version this backend implements.
+    protocol_version: int = PROTOCOL_VERSION
+    #: The device index this instance serves (``"cpu:1"`` -> 1).
+    index: int = 0
+    #: Supported dtypes; arrays of other dtypes can not be created on this device.
+    dtypes: frozenset[DType] = frozenset()
+    #: ``{"real floating": ..., "complex floating": ..., "integral": ..., "indexing": ...}``.
+    default_dtypes: dict[str, DType] = {}
+    #: Capability names from :mod:`ndplane.backend.ops` (``"strided"``, ``"host"``, ...).
+    capabilities: frozenset[str] = frozenset()
+    #: Names of the ops implemented natively (op names from :mod:`ndplane.backend.ops`).
+    ops: frozenset[str] = frozenset()
+
+    def supports(self, op: str, dtype: DType) -> bool:
+        """Whether ``op`` runs natively for inputs of ``dtype``. Override for per-dtype gaps."""
+        return op in self.ops
+
+    def memory_stats(self) -> dict[str, int]:
+        """Live memory: ``{"buffers": count, "bytes": total}`` of buffers not yet freed."""
+        raise NotImplementedError("need memory_stats")
+
+    # -- memory (required) ---------------------------------------------------
+
+    def alloc(self, nbytes: int) -> Any:
+        """Allocate ``nbytes`` (may be 0) of uninitialised memory and return a handle.
+
+        Raise :class:`ndplane.OutOfMemoryError` naming the device and size on failure.
+        """
+        raise NotImplementedError("need alloc")
+
+    def free(self, buffer: Any) -> None:
+        """Release a handle returned by ``alloc`` or ``from_host``; called exactly once."""
+        raise NotImplementedError("need free")
+
+    def from_host(self, array: np.ndarray) -> Any:
+        """Return a new buffer holding the C-contiguous ``array`` (of a supported dtype)."""
+        raise NotImplementedError("need from_host")
+
+    def to_host(self, ref: Ref) -> np.ndarray:
+        """Return a NumPy array with the values of ``ref`` (any layout); wait for pending work."""
+        raise NotImplementedError("need to_host")
+
+    def copy(self, src: Ref, dst: Ref) -> None:
+        """``dst[...] = src``: equal shapes and dtypes, both of any layout, no overlap."""
+        raise NotImplementedError("need copy")
+
+    def fill(self, dst: Ref, value: bool | int | float | complex) -> None:
+        """``dst[...] = value``; ``dst`` may be any view, ``value`` is already of its dtype."""
+        raise NotImplementedError("need fill")
+
+    def synchronize(self) -> None:
+        """Wait until every submitted kernel has finished (no-op for synchronous backends)."""
+
+    # -- compute (optional: listed by name in ``ops``) -----------------------
+
+    def unary(self, op: str, x: Ref, out: Ref) -> None:
+        """``out = op(x)`` elementwise; same shape. ``out``'s dtype is the op's result dtype
+        (bool for ``isnan`` etc., real for ``abs``/``real``/``imag`` of complex); ``x`` has
+        already been cast to the computation dtype."""
+        raise NotImplementedError(f"need unary {op!r}")
+
+    def binary(self, op: str, a: Ref | Any, b: Ref | Any, out: Ref) -> None:
+        """``out = op(a, b)`` elementwise. ``a`` and ``b`` have one dtype and ``out``'s shape
+        (broadcast by the core: with ``strided`` through zero strides); either one may instead
+        be a Python scalar already converted to that dtype. ``out`` is bool for comparisons."""
+        raise NotImplementedError(f"need binary {op!r}")
+
+    def where(self, cond: Ref, a: Ref, b: Ref, out: Ref) -> None:
+        """``out = cond ? a : b``; ``cond`` is bool; all of ``out``'s shape; ``a``, ``b``, ``out``
+        share one dtype."""
+        raise NotImplementedError("need where")
+
+    def cast(self, x: Ref, out: Ref) -> None:
+        """``out = x`` converted to ``out.dtype`` with NumPy's ``astype`` semantics."""
+        raise NotImplementedError("need cast")
+
+    def reduce(self, op: str, x: Ref, out: Ref) -> None:
+        """Reduce the last axis of the 2-D ``x`` (M, K) into ``out`` (M,).
+
+        ``sum``/``prod`` accumulate in ``out.dtype`` (which may be wider than ``x``'s);
+        ``max``/``min`` propagate NaN; ``argmax``/``argmin`` write the first index of the
+        extreme (NaN counts as extreme) into an integer ``out``; ``any``/``all`` write bool.
+        K may be 0 only for ``sum``, ``prod``, ``any`` and ``all``."""
+        raise NotImplementedError(f"need reduce {op!r}")
+
+    def scan(self, op: str, x: Ref, out: Ref) -> None:
+        """Inclusive ``cumulative_sum``/``cumulative_prod`` along the last axis of the 2-D ``x``
+        (M, K) into ``out`` (M, K) of ``out.dtype`` (may be wider than ``x``'s)."""
+        raise NotImplementedError(f"need scan {op!r}")
+
+    def matmul(self, a: Ref, b: Ref, out: Ref) -> None:
+        """``out[i] = a[i] @ b[i]`` for ``a`` (B, M, K), ``b`` (B, K, N), ``out`` (B, M, N),
+        one dtype. With ``strided``, the last two axes of ``a`` or ``b`` may be column-major
+        (unit stride on axis -2) and batch strides may be 0."""
+        raise NotImplementedError("need matmul")
+
+    def take(self, x: Ref, indices: Ref, out: Ref) -> None:
+        """``out[m, k] = x[m, indices[k]]`` for ``x`` (M, N), 1-D integer ``indices`` (K,),
+        ``out`` (M, K). The core has checked every index is in ``[0, N)``."""
+        raise NotImplementedError("need take")
+
+    def scatter_add(self, out: Ref, indices: Ref, values: Ref) -> None:
+        """``out[m, indices[k]] += values[m, k]`` for ``out`` (M, N) (a view the user named;
+        any layout on ``strided`` backends), ``indices`` (K,) in ``[0, N)`` (may repeat),
+        ``values`` (M, K) of ``out``'s dtype."""
+        raise NotImplementedError("need scatter_add")
+
+    def sort(
+        self, x: Ref, values_out: Ref | None, indices_out: Ref | None, descending: bool, stable: bool
+    ) -> None:
+        """Sort each row of the 2-D ``x`` (M, K). Writes the sorted values and/or the integer
+        permutation (either may be None). NaNs sort last (first when descending: the
+        reverse order), -0.0 equals 0.0; ``stable`` keeps equal elements in input order
+        (descending stable keeps them in input order too)."""
+        raise NotImplementedError("need sort")
+
+    def random_bits(self, key: int, counter: int, out: Ref) -> None:
+        """Fill the 1-D uint32 ``out`` with the Philox-4x32-10 stream: word ``i`` is word
+        ``i % 4`` of Philox(key, counter + i // 4), ``key`` a 64-bit and ``counter`` a
+        128-bit integer (see :func:`ndplane.backend.reference.philox4x32`)."""
+        raise NotImplementedError("need random_bits")

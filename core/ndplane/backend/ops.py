@@ -1,0 +1,52 @@
+"""Names shared by the core and every backend: protocol version, ops, capabilities.
+
+Op names are the Array API function names.  A backend lists in ``Backend.ops``
+the names it implements natively; the core takes a decomposition or the host
+fallback for every other one.
+"""
+
+from __future__ import annotations
+
+PROTOCOL_VERSION = 1
+
+UNARY_OPS = frozenset({
+    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "bitwise_invert", "ceil",
+    "conj", "cos", "cosh", "exp", "expm1", "floor", "imag", "isfinite", "isinf", "isnan",
+    "log", "log1p", "log2", "log10", "logical_not", "negative", "real", "reciprocal",
+    "round", "sign", "signbit", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc",
+})  # fmt: skip
+"""``Backend.unary(op, x, out)`` ops."""
+
+BINARY_OPS = frozenset({
+    "add", "atan2", "bitwise_and", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift",
+    "bitwise_xor", "copysign", "divide", "equal", "floor_divide", "greater", "greater_equal",
+    "hypot", "less", "less_equal", "logaddexp", "logical_and", "logical_or", "logical_xor",
+    "maximum", "minimum", "multiply", "nextafter", "not_equal", "pow", "remainder", "subtract",
+})  # fmt: skip
+"""``Backend.binary(op, a, b, out)`` ops."""
+
+COMPARISON_OPS = frozenset({"equal", "not_equal", "greater", "greater_equal", "less", "less_equal"})
+
+REDUCE_OPS = frozenset({"sum", "prod", "max", "min", "argmax", "argmin", "any", "all"})
+"""``Backend.reduce(op, x, out)`` ops (over the last axis)."""
+
+SCAN_OPS = frozenset({"cumulative_sum", "cumulative_prod"})
+"""``Backend.scan(op, x, out)`` ops (along the last axis)."""
+
+KERNEL_OPS = frozenset({"where", "cast", "matmul", "take", "scatter_add", "sort", "random_bits"})
+"""Single-kernel methods; each is listed in ``Backend.ops`` under its own name."""
+
+ALL_OPS = UNARY_OPS | BINARY_OPS | REDUCE_OPS | SCAN_OPS | KERNEL_OPS
+
+# Capabilities (``Backend.capabilities``).
+STRIDED = "strided"
+"""Compute kernels accept arbitrary strides (0 and negative included); see the guide."""
+INPLACE = "inplace"
+"""``out`` of a compute kernel may alias an input of the same layout."""
+HOST_RESIDENT = "host"
+"""Buffers live in host memory, so ``numpy.asarray(x)`` may share them."""
+
+CAPABILITIES = frozenset({STRIDED, INPLACE, HOST_RESIDENT})
+
+# Keys of ``Backend.default_dtypes`` (the Array API inspection names).
+DEFAULT_DTYPE_KINDS = ("real floating", "complex floating", "integral", "indexing")

@@ -1,0 +1,207 @@
+"""Reference kernels on host NumPy arrays.
+
+These are the semantics every backend is held to, written once: the NumPy
+backend runs them on its own buffers and the core's host fallback runs them on
+copies brought to the host.  Each function writes into ``out`` (a NumPy array
+of the exact result dtype) and never allocates its result itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = [
+    "UNARY", "BINARY", "unary", "binary", "where", "cast", "reduce", "scan", "matmul",
+    "take", "scatter_add", "sort", "philox4x32", "random_bits",
+]  # fmt: skip
+
+
+def _round(x: np.ndarray, out: np.ndarray) -> Any:
+    return np.round(x, out=out)
+
+
+def _reciprocal(x: np.ndarray, out: np.ndarray) -> Any:
+    return np.divide(1, x, out=out)
+
+
+def _sign(x: np.ndarray, out: np.ndarray) -> Any:
+    if x.dtype.kind == "c":  # x / |x|, and 0 for 0 (NumPy >= 2 agrees; be explicit)
+        mag = np.abs(x)
+        return np.divide(x, np.where(mag == 0, 1, mag), out=out)
+    return np.sign(x, out=out)
+
+
+UNARY: dict[str, Callable[..., Any]] = {
+    "abs": np.abs, "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin,
+    "asinh": np.arcsinh, "atan": np.arctan, "atanh": np.arctanh, "bitwise_invert": np.invert,
+    "ceil": np.ceil, "conj": np.conjugate, "cos": np.cos, "cosh": np.cosh, "exp": np.exp,
+    "expm1": np.expm1, "floor": np.floor, "isfinite": np.isfinite, "isinf": np.isinf,
+    "isnan": np.isnan, "log": np.log, "log1p": np.log1p, "log2": np.log2, "log10": np.log10,
+    "logical_not": np.logical_not, "negative": np.negative, "reciprocal": _reciprocal,
+    "round": _round, "sign": _sign, "signbit": np.signbit, "sin": np.sin, "sinh": np.sinh,
+    "sqrt": np.sqrt, "square": np.square, "tan": np.tan, "tanh": np.tanh, "trunc": np.trunc,
+    "real": lambda x, out: np.copyto(out, np.real(x)),
+    "imag": lambda x, out: np.copyto(out, np.imag(x)),
+}  # fmt: skip
+
+BINARY: dict[str, Callable[..., Any]] = {
+    "add": np.add, "atan2": np.arctan2, "bitwise_and": np.bitwise_and,
+    "bitwise_left_shift": np.left_shift, "bitwise_or": np.bitwise_or,
+    "bitwise_right_shift": np.right_shift, "bitwise_xor": np.bitwise_xor,
+    "copysign": np.copysign, "divide": np.divide, "equal": np.equal,
+    "floor_divide": np.floor_divide, "greater": np.greater, "greater_equal": np.greater_equal,
+    "hypot": np.hypot, "less": np.less, "less_equal": np.less_equal, "logaddexp": np.logaddexp,
+    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
+    "maximum": np.maximum, "minimum": np.minimum, "multiply": np.multiply,
+    "nextafter": np.nextafter, "not_equal": np.not_equal, "pow": np.power,
+    "remainder": np.remainder, "subtract": np.subtract,
+}  # fmt: skip
+
+
+def _typed_scalar(value: Any, dtype: np.dtype) -> Any:
+    # NOTE: a NumPy scalar of the operand dtype, so NumPy does not promote.
+    return dtype.type(value)
+
+
+def unary(op: str, x: np.ndarray, out: np.ndarray) -> None:
+    with np.errstate(all="ignore"):
+        UNARY[op](x, out=out)
+
+
+def binary(op: str, a: Any, b: Any, out: np.ndarray) -> None:
+    if not isinstance(a, np.ndarray):
+        a = _typed_scalar(a, b.dtype)
+    elif not isinstance(b, np.ndarray):
+        b = _typed_scalar(b, a.dtype)
+    fn = BINARY[op]
+    with np.errstate(all="ignore"):
+        if op == "pow" and np.dtype(out.dtype).kind in "iu":
+            # NOTE: NumPy raises on negative integer exponents; 1/x**n truncates to 0 (or +-1).
+            exp = np.asarray(b)
+            if (exp < 0).any():
+                base = np.asarray(a)
+                r = np.power(base, np.where(exp < 0, 0, exp), dtype=out.dtype)
+                neg = np.where(base == 1, 1, np.where(base == -1, np.where(exp % 2 == 0, 1, -1), 0))
+                np.copyto(out, np.where(exp < 0, neg, r), casting="unsafe")
+                return
+        fn(a, b, out=out)
+
+
+def where(cond: np.ndarray, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    np.copyto(out, np.where(cond, a, b))
+
+
+def cast(x: np.ndarray, out: np.ndarray) -> None:
+    with np.errstate(all="ignore"):
+        if x.dtype.kind == "c" and out.dtype.kind != "c":
+            x = x.real if out.dtype.kind != "b" else (x != 0)
+        np.copyto(out, x, casting="unsafe")
+
+
+def reduce(op: str, x: np.ndarray, out: np.ndarray) -> None:
+    with np.errstate(all="ignore"):
+        if op == "sum" or op == "prod":
+            getattr(np, op)(x, axis=-1, dtype=out.dtype, out=out)
+        elif op == "max" or op == "min":
+            getattr(np, op)(x, axis=-1, out=out)
+        elif op == "argmax" or op == "argmin":
+            np.copyto(out, getattr(np, op)(x, axis=-1), casting="unsafe")
+        elif op == "any" or op == "all":
+            getattr(np, op)(x, axis=-1, out=out)
+        else:
+            raise ValueError(f"reference.reduce: unknown op {op!r}")
+
+
+def scan(op: str, x: np.ndarray, out: np.ndarray) -> None:
+    fn = np.cumsum if op == "cumulative_sum" else np.cumprod
+    with np.errstate(all="ignore"):
+        fn(x, axis=-1, dtype=out.dtype, out=out)
+
+
+def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    with np.errstate(all="ignore"):
+        if a.dtype.kind == "b":
+            np.copyto(out, np.matmul(a.astype(np.uint8), b.astype(np.uint8)) != 0)
+        else:
+            np.matmul(a, b, out=out)
+
+
+def take(x: np.ndarray, indices: np.ndarray, out: np.ndarray) -> None:
+    np.take(x, indices, axis=-1, out=out, mode="raise")
+
+
+def scatter_add(out: np.ndarray, indices: np.ndarray, values: np.ndarray) -> None:
+    if out.dtype.kind == "b":
+        np.logical_or.at(out, (slice(None), indices), values)
+    else:
+        np.add.at(out, (slice(None), indices), values)
+
+
+def sort(
+    x: np.ndarray, values_out: np.ndarray | None, indices_out: np.ndarray | None,
+    descending: bool, stable: bool,
+) -> None:
+    kind = "stable" if stable else None
+    if descending:
+        # NOTE: sorting the reversed rows and reversing back keeps equal elements in input order.
+        n = x.shape[-1]
+        idx = np.argsort(x[..., ::-1], axis=-1, kind=kind)
+        idx = (n - 1 - idx)[..., ::-1]
+    else:
+        idx = np.argsort(x, axis=-1, kind=kind)
+    if indices_out is not None:
+        np.copyto(indices_out, idx, casting="unsafe")
+    if values_out is not None:
+        np.copyto(values_out, np.take_along_axis(x, idx, axis=-1))
+
+
+# ---------------------------------------------------------------------------
+# Philox-4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11).
+# ---------------------------------------------------------------------------
+_PHILOX_M0 = np.uint64(0xD2511F53)
+_PHILOX_M1 = np.uint64(0xCD9E8D57)
+_PHILOX_W0 = 0x9E3779B9
+_PHILOX_W1 = 0xBB67AE85
+_MASK32 = np.uint64(0xFFFFFFFF)
+_SHIFT32 = np.uint64(32)
+
+
+def philox4x32(key: int, counters: np.ndarray) -> np.ndarray:
+    """Philox-4x32-10 of ``counters`` (N, 4) uint32 words, little word first, under a 64-bit key.
+
+    >>> import numpy as np
+    >>> words = philox4x32(0, np.zeros((1, 4), np.uint32))
+    >>> [f"{w:08x}" for w in words[0]]
+    ['6627e8d5', 'e169c58d', 'bc57ac4c', '9b00dbd8']
+    """
+    c = [counters[:, i].astype(np.uint64) for i in range(4)]
+    k0, k1 = key & 0xFFFFFFFF, (key >> 32) & 0xFFFFFFFF
+    for _ in range(10):
+        p0 = _PHILOX_M0 * c[0]
+        p1 = _PHILOX_M1 * c[2]
+        c = [
+            (p1 >> _SHIFT32) ^ c[1] ^ np.uint64(k0),
+            p1 & _MASK32,
+            (p0 >> _SHIFT32) ^ c[3] ^ np.uint64(k1),
+            p0 & _MASK32,
+        ]
+        k0 = (k0 + _PHILOX_W0) & 0xFFFFFFFF
+        k1 = (k1 + _PHILOX_W1) & 0xFFFFFFFF
+    return np.stack(c, axis=1).astype(np.uint32)
+
+
+def random_bits(key: int, counter: int, out: np.ndarray) -> None:
+    n = out.shape[0]
+    blocks = -(-n // 4)
+    ctr = np.empty((blocks, 4), np.uint32)
+    # A 128-bit counter plus a block index: add in 64-bit halves with a carry.
+    lo = np.uint64(counter & 0xFFFFFFFFFFFFFFFF) + np.arange(blocks, dtype=np.uint64)
+    carry = (lo < np.uint64(counter & 0xFFFFFFFFFFFFFFFF)).astype(np.uint64)
+    hi = np.uint64((counter >> 64) & 0xFFFFFFFFFFFFFFFF) + carry
+    ctr[:, 0] = lo & _MASK32
+    ctr[:, 1] = lo >> _SHIFT32
+    ctr[:, 2] = hi & _MASK32
+    ctr[:, 3] = hi >> _SHIFT32
+    out[...] = philox4x32(key, ctr).reshape(-1)[:n]

@@ -1,0 +1,164 @@
+"""The NumPy reference backend and its test-only fake devices.
+
+Buffers are NumPy arrays; every kernel views its Refs as NumPy arrays (the
+``ndarray`` constructor checks each view against the buffer's bounds) and
+runs the shared reference kernels of :mod:`ndplane.backend.reference`.
+
+Fake devices, for testing the core as array-api-strict does:
+
+- ``numpy:0`` and ``numpy:1``: two distinct devices (device-mixing errors);
+- ``numpy-nof64``: no float64, complex128, int64 or uint64, 32-bit defaults
+  (unsupported-dtype errors, a 32-bit indexing dtype, as on WebGPU);
+- ``numpy-contig``: without the ``strided`` capability, so the core must
+  compact every operand first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import ndplane
+from ndplane.backend import ALL_OPS, HOST_RESIDENT, STRIDED, Backend, BackendSpec, Ref, hookimpl
+from ndplane.backend import reference as K
+
+_ALL = frozenset(ndplane.ALL_DTYPES)
+_DEFAULTS_64 = {
+    "real floating": ndplane.float64, "complex floating": ndplane.complex128,
+    "integral": ndplane.int64, "indexing": ndplane.int64,
+}  # fmt: skip
+_DEFAULTS_32 = {
+    "real floating": ndplane.float32, "complex floating": ndplane.complex64,
+    "integral": ndplane.int32, "indexing": ndplane.int32,
+}  # fmt: skip
+_NO_64 = _ALL - {ndplane.float64, ndplane.complex128, ndplane.int64, ndplane.uint64}
+
+
+class NumpyBackend(Backend):
+    """The reference backend: every primitive, every dtype, strided, on NumPy."""
+
+    ops = ALL_OPS
+
+    def __init__(
+        self,
+        index: int = 0,
+        name: str = "numpy",
+        dtypes: frozenset[Any] = _ALL,
+        default_dtypes: dict[str, Any] | None = None,
+        strided: bool = True,
+    ) -> None:
+        self.name = name
+        self.index = index
+        self.dtypes = dtypes
+        self.default_dtypes = dict(default_dtypes or _DEFAULTS_64)
+        self.capabilities = frozenset({STRIDED, HOST_RESIDENT} if strided else {HOST_RESIDENT})
+        self._buffers = 0
+        self._bytes = 0
+
+    def __repr__(self) -> str:
+        return f"<NumpyBackend {self.name}:{self.index}>"
+
+    # -- memory --------------------------------------------------------------
+
+    def memory_stats(self) -> dict[str, int]:
+        return {"buffers": self._buffers, "bytes": self._bytes}
+
+    def alloc(self, nbytes: int) -> np.ndarray:
+        try:
+            buf = np.empty(nbytes, np.uint8)
+        except MemoryError:
+            raise ndplane.OutOfMemoryError(
+                f"{self.name}:{self.index}: out of memory allocating {nbytes} bytes "
+                f"({self._bytes} bytes in {self._buffers} live buffers)."
+            ) from None
+        self._buffers += 1
+        self._bytes += nbytes
+        return buf
+
+    def free(self, buffer: np.ndarray) -> None:
+        self._buffers -= 1
+        self._bytes -= buffer.nbytes
+
+    def from_host(self, array: np.ndarray) -> np.ndarray:
+        buf = self.alloc(array.nbytes)
+        buf.view(array.dtype)[...] = array.reshape(-1)
+        return buf
+
+    def to_host(self, ref: Ref) -> np.ndarray:
+        return _view(ref)
+
+    def copy(self, src: Ref, dst: Ref) -> None:
+        np.copyto(_view(dst), _view(src))
+
+    def fill(self, dst: Ref, value: Any) -> None:
+        _view(dst)[...] = value
+
+    # -- compute -------------------------------------------------------------
+
+    def unary(self, op: str, x: Ref, out: Ref) -> None:
+        K.unary(op, _view(x), _view(out))
+
+    def binary(self, op: str, a: Any, b: Any, out: Ref) -> None:
+        K.binary(op, _view(a) if type(a) is Ref else a, _view(b) if type(b) is Ref else b, _view(out))
+
+    def where(self, cond: Ref, a: Ref, b: Ref, out: Ref) -> None:
+        K.where(_view(cond), _view(a), _view(b), _view(out))
+
+    def cast(self, x: Ref, out: Ref) -> None:
+        K.cast(_view(x), _view(out))
+
+    def reduce(self, op: str, x: Ref, out: Ref) -> None:
+        K.reduce(op, _view(x), _view(out))
+
+    def scan(self, op: str, x: Ref, out: Ref) -> None:
+        K.scan(op, _view(x), _view(out))
+
+    def matmul(self, a: Ref, b: Ref, out: Ref) -> None:
+        K.matmul(_view(a), _view(b), _view(out))
+
+    def take(self, x: Ref, indices: Ref, out: Ref) -> None:
+        K.take(_view(x), _view(indices), _view(out))
+
+    def scatter_add(self, out: Ref, indices: Ref, values: Ref) -> None:
+        K.scatter_add(_view(out), _view(indices), _view(values))
+
+    def sort(self, x: Ref, values_out: Ref | None, indices_out: Ref | None,
+             descending: bool, stable: bool) -> None:  # fmt: skip
+        K.sort(_view(x), values_out and _view(values_out), indices_out and _view(indices_out),
+               descending, stable)  # fmt: skip
+
+    def random_bits(self, key: int, counter: int, out: Ref) -> None:
+        K.random_bits(key, counter, _view(out))
+
+
+def _view(ref: Ref) -> np.ndarray:
+    size = ref.dtype.itemsize
+    return np.ndarray(
+        ref.shape, ref.dtype.dtype, buffer=ref.buffer, offset=ref.offset * size,
+        strides=tuple(s * size for s in ref.strides),
+    )  # fmt: skip
+
+
+def _spec(name: str, count: int, test_only: bool, description: str, **kwargs: Any) -> BackendSpec:
+    return BackendSpec(
+        name=name,
+        factory=lambda index: NumpyBackend(index, name=name, **kwargs),
+        distribution="ndplane-numpy",
+        version="0.1.0",
+        device_count=lambda: count,
+        priority=10,
+        test_only=test_only,
+        description=description,
+    )
+
+
+@hookimpl
+def ndplane_register_backends() -> list[BackendSpec]:
+    return [
+        _spec("numpy", 2, False, "reference backend over NumPy (numpy:1 is a second, distinct device)"),
+        _spec("numpy-nof64", 1, True, "test device: no 64-bit dtypes, 32-bit defaults (like WebGPU)",
+              dtypes=_NO_64, default_dtypes=_DEFAULTS_32),
+        _spec("numpy-contig", 1, True, "test device without the strided capability",
+              strided=False),
+    ]  # fmt: skip
