@@ -187,7 +187,7 @@ def from_host(host: np.ndarray, device: Device, name: str = "asarray") -> Array:
     """Copy a NumPy array (of an ndplane dtype) to ``device`` as a new contiguous array."""
     dtype = _dtypes.FROM_NUMPY[host.dtype]
     backend = check_dtype(device, dtype, name)
-    host = np.ascontiguousarray(host)
+    host = np.asarray(host, order="C")  # NOTE: not ascontiguousarray, which makes 0-d arrays 1-d
     buf = backend.from_host(host)
     return _new_contiguous(Storage(buf, device, backend, host.nbytes), dtype, host.shape, host.size)
 
@@ -267,7 +267,7 @@ def run(backend: Backend, path: int, method: str, op: str | None, dtype: _dtypes
 
 def write_host(backend: Backend, dst: Ref, values: np.ndarray) -> None:
     """Copy host ``values`` (of ``dst``'s shape) into the device view ``dst``."""
-    values = np.ascontiguousarray(values, dtype=dst.dtype.dtype)
+    values = np.asarray(values, dtype=dst.dtype.dtype, order="C")
     buf = backend.from_host(values)
     try:
         src = Ref(buf, dst.dtype, dst.shape, _layout.contiguous_strides(dst.shape), 0, dst.size, True)
@@ -320,6 +320,25 @@ def unary(op: str, x: Array) -> Array:
 
 
 def binary(op: str, a: Any, b: Any) -> Array:
+    # Fast path: two contiguous arrays of one dtype, shape and device, a cached native plan.
+    if type(a) is _ARRAY and type(b) is _ARRAY:
+        ra, rb = a._ref, b._ref
+        st = a._storage
+        if (ra.dtype is rb.dtype and ra.contiguous and rb.contiguous and ra.shape == rb.shape
+                and b._storage.device is st.device):  # fmt: skip
+            p = st.device._plans.get((op, ra.dtype))
+            if p is not None and p[0] == NATIVE and p[1] is ra.dtype:
+                backend = st.backend
+                size = ra.size
+                nbytes = size * p[2].itemsize
+                out = _new_contiguous(Storage(backend.alloc(nbytes), st.device, backend, nbytes), p[2], ra.shape, size)
+                if size:
+                    backend.binary(op, ra, rb, out._ref)
+                return out
+    return _binary(op, a, b)
+
+
+def _binary(op: str, a: Any, b: Any) -> Array:
     ta, tb = type(a), type(b)
     if ta is _ARRAY:
         dev = a._storage.device
@@ -554,8 +573,8 @@ def sort_last(x: Array, descending: bool, stable: bool, values: bool, indices: b
     iout = _out(dev, backend, index_dtype, x.shape, x.size) if indices else None
     if x.size:
         path = _kernel_path(backend, "sort", x.dtype)
-        vr = Ref(vout._ref.buffer, x.dtype, (m, k), (k, 1), 0, m * k, True) if vout else None
-        ir = Ref(iout._ref.buffer, index_dtype, (m, k), (k, 1), 0, m * k, True) if iout else None
+        vr = Ref(vout._ref.buffer, x.dtype, (m, k), (k, 1), 0, m * k, True) if vout is not None else None
+        ir = Ref(iout._ref.buffer, index_dtype, (m, k), (k, 1), 0, m * k, True) if iout is not None else None
         outs = tuple(i for i, r in ((1, vr), (2, ir)) if r is not None)
         keep: list[Array] = []
         run(backend, path, "sort", None, x.dtype,
@@ -625,7 +644,7 @@ def to_device(x: Array, device: Device) -> Array:
     if x._storage.device is device:
         return x
     host = x._storage.backend.to_host(x._ref)
-    return from_host(np.ascontiguousarray(host), device, "to_device")
+    return from_host(host, device, "to_device")
 
 
 def view_as(x: Array, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array:

@@ -13,7 +13,19 @@ Shape = tuple[int, ...]
 Strides = tuple[int, ...]
 
 
+_STRIDES_CACHE: dict[Shape, Strides] = {}
+
+
 def contiguous_strides(shape: Shape) -> Strides:
+    s = _STRIDES_CACHE.get(shape)
+    if s is None:
+        if len(_STRIDES_CACHE) > 4096:
+            _STRIDES_CACHE.clear()
+        s = _STRIDES_CACHE[shape] = _contiguous_strides(shape)
+    return s
+
+
+def _contiguous_strides(shape: Shape) -> Strides:
     strides = []
     acc = 1
     for n in reversed(shape):

@@ -23,7 +23,7 @@ from . import hookspecs
 from .ops import PROTOCOL_VERSION
 from .spec import BackendSpec
 
-__all__ = ["ENTRY_POINT_GROUP", "get_plugin_manager", "backend_specs", "register", "reset"]
+__all__ = ["ENTRY_POINT_GROUP", "get_plugin_manager", "backend_specs", "register", "unregister", "reset"]
 
 ENTRY_POINT_GROUP = "ndplane.backends"
 
@@ -87,6 +87,14 @@ def register(plugin: ModuleType | Any, name: str | None = None) -> None:
     with _lock:
         pm = get_plugin_manager()
         pm.register(plugin, name=name)
+        global _specs
+        _specs = None
+
+
+def unregister(name: str) -> None:
+    """Unregister a plugin registered with :func:`register` (or loaded from an entry point)."""
+    with _lock:
+        get_plugin_manager().unregister(name=name)
         global _specs
         _specs = None
 

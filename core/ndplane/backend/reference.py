@@ -144,6 +144,12 @@ def sort(
     descending: bool, stable: bool,
 ) -> None:
     kind = "stable" if stable else None
+    if indices_out is None:
+        # NOTE: values alone do not show stability (ties are equal values; -0.0 == 0.0), so the
+        # faster unstable sort serves both; descending is the reverse, which puts NaNs first.
+        v = np.sort(x, axis=-1)
+        np.copyto(values_out, v[..., ::-1] if descending else v)
+        return
     if descending:
         # NOTE: sorting the reversed rows and reversing back keeps equal elements in input order.
         n = x.shape[-1]

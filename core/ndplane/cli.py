@@ -1,0 +1,158 @@
+"""The ``ndplane`` command: ``backends``, ``info BACKEND``, ``demo``.
+
+>>> from ndplane.cli import main
+>>> main(["backends"])  # doctest: +ELLIPSIS
+name ...
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import _dispatch, _dtypes
+from ._devices import Device, backends, devices
+from ._errors import NdplaneError
+from .backend import ops as _ops
+
+_ABBREV = {
+    "bool": "b", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
+    "uint16": "u16", "uint32": "u32", "uint64": "u64", "float16": "f16", "float32": "f32",
+    "float64": "f64", "complex64": "c64", "complex128": "c128",
+}  # fmt: skip
+_CELL = {_dispatch.NATIVE: "N", _dispatch.DECOMPOSE: "D", _dispatch.HOST: "H", None: "."}
+
+
+def _table(rows: list[list[str]], out: Any) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip(), file=out)
+
+
+def cmd_backends(args: argparse.Namespace, out: Any) -> int:
+    rows = [["name", "distribution", "version", "status", "dtypes / reason"]]
+    for b in backends():
+        status = "available" if b["available"] else "unavailable"
+        if b["test_only"]:
+            status += " (test device)"
+        detail = ", ".join(b.get("dtypes", [])) if b["available"] else b["reason"]
+        rows.append([b["name"], b["distribution"] or "-", b["version"] or "-", status, detail])
+    if len(rows) == 1:
+        print("no backends installed; try `pip install ndplane-numpy`", file=out)
+        return 1
+    _table(rows, out)
+    return 0
+
+
+def _kernel_cell(dev: Device, op: str, dt: _dtypes.DType) -> str:
+    backend = dev.backend
+    if dt not in backend.dtypes:
+        return "."
+    return _CELL[_dispatch._kernel_path(backend, op, dt)]
+
+
+def _elementwise_cell(dev: Device, op: str, dt: _dtypes.DType) -> str:
+    if dt not in dev.backend.dtypes:
+        return "."
+    try:
+        return _CELL[_dispatch.path_of(dev, op, dt)]
+    except NdplaneError:
+        return "."
+
+
+def cmd_info(args: argparse.Namespace, out: Any) -> int:
+    dev = Device(args.backend)
+    backend = dev.backend
+    print(f"backend {backend.name!r} (device {dev}): protocol {backend.protocol_version}", file=out)
+    print(f"  capabilities: {', '.join(sorted(backend.capabilities)) or 'none'}", file=out)
+    print("  default dtypes: " + ", ".join(f"{k}={v.name}" for k, v in backend.default_dtypes.items()), file=out)
+    print("  N native, D core decomposition, H host fallback, . not defined or dtype unsupported\n", file=out)
+    dts = list(_dtypes.ALL_DTYPES)
+    rows = [["op"] + [_ABBREV[d.name] for d in dts]]
+    groups: list[tuple[Sequence[str], Callable[[Device, str, _dtypes.DType], str]]] = [
+        (sorted(_ops.UNARY_OPS), _elementwise_cell),
+        (sorted(_ops.BINARY_OPS), _elementwise_cell),
+        (sorted(_ops.REDUCE_OPS | _ops.SCAN_OPS | _ops.KERNEL_OPS), _kernel_cell),
+    ]
+    for names, cell in groups:
+        for op in names:
+            rows.append([op] + [cell(dev, op, d) for d in dts])
+    _table(rows, out)
+    return 0
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    fn()  # warm up (kernel caches, pipelines)
+    t0 = time.perf_counter()
+    result = fn()
+    return result, time.perf_counter() - t0
+
+
+def cmd_demo(args: argparse.Namespace, out: Any) -> int:
+    import ndplane as nd
+
+    cmd_backends(args, out)
+    targets = [Device(args.device)] if args.device else [
+        d for d in devices() if d.index == 0 and not _is_test(d)
+    ]  # fmt: skip
+    print("\nA short computation on each device, checked against NumPy (float32, 512x512):", file=out)
+    rows = [["device", "step", "ndplane ms", "numpy ms", "max |error|"]]
+    for dev in targets:
+        rng = nd.random.default_rng(0, device=dev)
+        x = rng.normal(0.0, 1.0, (512, 512), dtype=nd.float32)
+        xh = x.to_numpy()
+        steps: list[tuple[str, Callable[[], Any], Callable[[], Any]]] = [
+            ("gram = x.T @ x", lambda: x.T @ x, lambda: xh.T @ xh),
+            ("softmax rows", lambda: _softmax(nd, x), lambda: _softmax(np, xh)),
+            ("sort rows", lambda: nd.sort(x, axis=1), lambda: np.sort(xh, axis=1)),
+            ("std of columns", lambda: nd.std(x, axis=0), lambda: np.std(xh, axis=0)),
+        ]
+        for name, f, g in steps:
+            got, t_nd = _timed(lambda f=f: _sync(f()))
+            want, t_np = _timed(g)
+            err = float(np.max(np.abs(got.to_numpy().astype(np.float64) - want)))
+            rows.append([str(dev), name, f"{t_nd * 1e3:.2f}", f"{t_np * 1e3:.2f}", f"{err:.2e}"])
+    _table(rows, out)
+    return 0
+
+
+def _sync(a: Any) -> Any:
+    a.device.backend.synchronize()
+    return a
+
+
+def _softmax(xp: Any, x: Any) -> Any:
+    z = x - xp.max(x, axis=1, keepdims=True)
+    e = xp.exp(z)
+    return e / xp.sum(e, axis=1, keepdims=True)
+
+
+def _is_test(dev: Device) -> bool:
+    from .backend import plugins
+
+    return plugins.backend_specs()[dev.kind].test_only
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ndplane", description="ndplane: backends, capabilities, demo")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("backends", help="list installed backends and whether they are available")
+    info = sub.add_parser("info", help="op x dtype matrix of a backend: native / decomposition / host fallback")
+    info.add_argument("backend", help="backend or device name, e.g. numpy or cpu:0")
+    demo = sub.add_parser("demo", help="run a short computation on each device and compare with NumPy")
+    demo.add_argument("--device", default=None, help="run on this device only")
+    args = parser.parse_args(argv)
+    handler = {"backends": cmd_backends, "info": cmd_info, "demo": cmd_demo}[args.command]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("default")
+            return handler(args, sys.stdout)
+    except NdplaneError as exc:
+        print(f"ndplane {args.command}: {exc}", file=sys.stderr)
+        return 2
