@@ -176,7 +176,8 @@ def zeros(shape: ShapeLike, *, dtype: DType | None = None, device: str | Device 
     Array([0., 0.], dtype=float64, device='numpy:0')
     """
     dev = as_device(device)
-    return full(shape, 0, dtype=_dtype(dtype, dev, "real floating", "zeros"), device=dev)
+    dt = _dtype(dtype, dev, "real floating", "zeros")
+    return full(shape, _dtypes.python_scalar(0, dt, "zeros"), dtype=dt, device=dev)
 
 
 def ones(shape: ShapeLike, *, dtype: DType | None = None, device: str | Device | None = None) -> Array:
@@ -187,7 +188,8 @@ def ones(shape: ShapeLike, *, dtype: DType | None = None, device: str | Device |
     Array([1, 1], dtype=int8, device='numpy:0')
     """
     dev = as_device(device)
-    return full(shape, 1, dtype=_dtype(dtype, dev, "real floating", "ones"), device=dev)
+    dt = _dtype(dtype, dev, "real floating", "ones")
+    return full(shape, _dtypes.python_scalar(1, dt, "ones"), dtype=dt, device=dev)
 
 
 def _like(x: Array, dtype: Any, device: Any, name: str) -> tuple[DType, Device]:
@@ -219,13 +221,13 @@ def full_like(
 def zeros_like(x: Array, /, *, dtype: DType | None = None, device: str | Device | None = None) -> Array:
     """Zeros with ``x``'s shape, dtype and device (unless given)."""
     dt, dev = _like(x, dtype, device, "zeros_like")
-    return full(x.shape, 0, dtype=dt, device=dev)
+    return zeros(x.shape, dtype=dt, device=dev)
 
 
 def ones_like(x: Array, /, *, dtype: DType | None = None, device: str | Device | None = None) -> Array:
     """Ones with ``x``'s shape, dtype and device (unless given)."""
     dt, dev = _like(x, dtype, device, "ones_like")
-    return full(x.shape, 1, dtype=dt, device=dev)
+    return ones(x.shape, dtype=dt, device=dev)
 
 
 def arange(

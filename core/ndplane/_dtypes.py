@@ -124,7 +124,7 @@ def _build_promotion_table() -> dict[tuple[DType, DType], DType]:
             table[f, c] = table[c, f] = wide
     for lo in ALL_DTYPES:
         for hi in ALL_DTYPES:
-            if _KIND_ORDER[lo.kind] < _KIND_ORDER[hi.kind]:
+            if _KIND_ORDER[lo.kind] < _KIND_ORDER[hi.kind] and (lo, hi) not in table:
                 table[lo, hi] = table[hi, lo] = hi
     return table
 

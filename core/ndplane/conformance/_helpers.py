@@ -1,0 +1,423 @@
+"""Shared pieces of the conformance suite: hypothesis settings, strategies, NumPy comparisons.
+
+The central strategy is :func:`arrays`: it draws values (special floats mixed in),
+then a LAYOUT for them — transposed, sliced with steps, negative strides, an
+offset, broadcast, or a chain of those — and builds the ndplane array through
+those same view ops. The same ops applied to the NumPy base give the reference,
+so every test compares an ndplane view with a NumPy view of equal values.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import ndplane as nd
+
+# ---------------------------------------------------------------------------
+# hypothesis profiles: "ci" (the default: few, derandomized examples) and "deep"
+# ---------------------------------------------------------------------------
+_COMMON = dict(
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+    ],
+)  # fmt: skip
+settings.register_profile("ndplane-ci", max_examples=8, derandomize=True, database=None, **_COMMON)
+settings.register_profile("ndplane-deep", max_examples=300, **_COMMON)
+PROFILE_NAME = "ndplane-" + (os.environ.get("NDPLANE_HYPOTHESIS_PROFILE", "ci").strip() or "ci")
+PROFILE = settings.get_profile(PROFILE_NAME)
+
+
+def hyp(scale: float = 1.0) -> settings:
+    """Settings of the active profile, with ``scale`` times its number of examples."""
+    return settings(PROFILE, max_examples=max(1, int(PROFILE.max_examples * scale)))
+
+
+# ---------------------------------------------------------------------------
+# dtypes
+# ---------------------------------------------------------------------------
+BY_NAME = {d.name: d for d in nd.ALL_DTYPES}
+KIND = {d: d.kind for d in nd.ALL_DTYPES}  # "bool" | "int" | "uint" | "float" | "complex"
+REAL_OF = {nd.complex64: nd.float32, nd.complex128: nd.float64}
+
+
+def supported(device: nd.Device, kinds: Sequence[str] | None = None) -> list[nd.DType]:
+    """The device's dtypes (of ``kinds`` if given), in the standard order."""
+    have = device.backend.dtypes
+    return [d for d in nd.ALL_DTYPES if d in have and (kinds is None or d.kind in kinds)]
+
+
+def require(device: nd.Device, *dtypes: nd.DType) -> None:
+    """Skip the test unless every dtype is supported on ``device``."""
+    import pytest
+
+    missing = [d.name for d in dtypes if d not in device.backend.dtypes]
+    if missing:
+        pytest.skip(f"{device} does not support {', '.join(missing)}")
+
+
+def skip_unless(device: nd.Device, dtype_name: str) -> nd.DType:
+    dtype = BY_NAME[dtype_name]
+    require(device, dtype)
+    return dtype
+
+
+def default(device: nd.Device, kind: str) -> nd.DType:
+    return device.backend.default_dtypes[kind]
+
+
+def np_dtype(dtype: nd.DType) -> np.dtype:
+    return np.dtype(dtype.name)
+
+
+def other_device(device: nd.Device) -> nd.Device:
+    """A second device to mix with ``device``: another index of its backend, else numpy:0."""
+    import pytest
+    from ndplane.backend import plugins
+
+    spec = plugins.backend_specs().get(device.kind)
+    if spec is not None and spec.device_count() >= 2:
+        return nd.Device(device.kind, 1 if device.index == 0 else 0)
+    if device.kind != "numpy" and "numpy" in plugins.backend_specs():
+        return nd.Device("numpy")
+    pytest.skip(f"no second device to mix with {device}")
+    raise AssertionError  # unreachable
+
+
+# ---------------------------------------------------------------------------
+# element strategies
+# ---------------------------------------------------------------------------
+SPECIAL_FLOATS = (math.nan, math.inf, -math.inf, -0.0, 0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5)
+
+
+def floats(dtype: nd.DType, lo: float = -100.0, hi: float = 100.0, special: bool = True) -> st.SearchStrategy:
+    """Finite floats in [lo, hi] representable in ``dtype`` (no subnormals: GPUs may flush them),
+    with nan, +-inf, -0.0 and exact halves mixed in when ``special``."""
+    width = {nd.float16: 16, nd.float32: 32}.get(dtype, 64)
+    finite = st.floats(lo, hi, width=width, allow_subnormal=False)
+    if not special:
+        return finite
+    return st.one_of(finite, finite, st.sampled_from(SPECIAL_FLOATS))
+
+
+def ints(dtype: nd.DType, lo: int | None = None, hi: int | None = None, nonzero: bool = False) -> st.SearchStrategy:
+    info = np.iinfo(np_dtype(dtype))
+    lo = info.min if lo is None else max(int(info.min), lo)
+    hi = info.max if hi is None else min(int(info.max), hi)
+    s = st.integers(lo, hi)
+    return s.filter(bool) if nonzero else s
+
+
+def elements(dtype: nd.DType, lo: float | None = None, hi: float | None = None, *,
+             special: bool = True, nonzero: bool = False) -> st.SearchStrategy:  # fmt: skip
+    """Values of ``dtype``: integers clipped to ``[lo, hi]``, floats in it (specials mixed in),
+    complex numbers with both parts in it (finite: complex special values are out of scope)."""
+    kind = dtype.kind
+    if kind == "bool":
+        return st.just(True) if nonzero else st.booleans()
+    if kind in ("int", "uint"):
+        return ints(dtype, None if lo is None else math.ceil(lo), None if hi is None else math.floor(hi), nonzero)
+    flo = -100.0 if lo is None else float(lo)
+    fhi = 100.0 if hi is None else float(hi)
+    if kind == "float":
+        s = floats(dtype, flo, fhi, special)
+        return s.filter(lambda v: v != 0) if nonzero else s
+    part = floats(REAL_OF[dtype], flo, fhi, special=False)
+    s = st.builds(complex, part, part)
+    return s.filter(lambda v: v != 0) if nonzero else s
+
+
+# ---------------------------------------------------------------------------
+# shapes
+# ---------------------------------------------------------------------------
+
+
+def shapes(min_dims: int = 0, max_dims: int = 4, min_side: int = 0, max_side: int = 4) -> st.SearchStrategy:
+    """Small shapes: 0-d, empty, size-1 axes and up to 4-D."""
+    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side)
+
+
+def broadcastable_shape(shape: tuple[int, ...]) -> st.SearchStrategy:
+    """A shape that broadcasts with ``shape`` to exactly ``shape`` (axes may become 1 or vanish)."""
+
+    @st.composite
+    def strategy(draw: Any) -> tuple[int, ...]:
+        drop = draw(st.integers(0, len(shape)))
+        return tuple(1 if draw(st.booleans()) else n for n in shape[drop:])
+
+    return strategy()
+
+
+def mutually_broadcastable(shape: tuple[int, ...]) -> st.SearchStrategy:
+    """Two shapes whose broadcast is ``shape``."""
+    return st.tuples(broadcastable_shape(shape), broadcastable_shape(shape)).filter(
+        lambda p: np.broadcast_shapes(*p) == shape
+    )
+
+
+# ---------------------------------------------------------------------------
+# layouts: the same view ops on an ndplane array and its NumPy reference
+# ---------------------------------------------------------------------------
+LAYOUTS = ("contiguous", "permute", "step", "negative step", "flip", "offset", "int index")
+
+
+def _garbage(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """Filler for the storage around a view; it must never show up in results."""
+    if dtype.kind == "b":
+        return np.ones(shape, dtype)
+    return np.full(shape, 7, dtype)
+
+
+def _wrap_one(draw: Any, values: np.ndarray) -> tuple[np.ndarray, Callable[[Any, Any], Any], str]:
+    """One view op: a base array and a view function with ``view(base) == values``."""
+    shape = values.shape
+    ndim = values.ndim
+    choices = ["contiguous", "offset", "int index"]
+    if ndim >= 1:
+        choices += ["step", "negative step", "flip"]
+    if ndim >= 2:
+        choices += ["permute"]
+    kind = draw(st.sampled_from(choices))
+    if kind == "contiguous":
+        return values, lambda m, x: x, kind
+    if kind == "permute":
+        perm = tuple(draw(st.permutations(range(ndim))))
+        base = np.ascontiguousarray(values.transpose(np.argsort(perm)))
+        return base, lambda m, x: m.permute_dims(x, perm), kind
+    if kind == "flip":
+        axes = tuple(sorted(draw(st.sets(st.integers(0, ndim - 1), min_size=1))))
+        base = np.ascontiguousarray(np.flip(values, axis=axes))
+        return base, lambda m, x: m.flip(x, axis=axes), kind
+    if kind == "offset":
+        if ndim == 0:
+            base = np.stack([_garbage((), values.dtype), values])
+            return base, lambda m, x: x[1], kind
+        base = np.concatenate([_garbage((1,) + shape[1:], values.dtype), values], axis=0)
+        return base, lambda m, x: x[1:], kind
+    if kind == "int index":
+        pos = draw(st.integers(0, ndim))
+        base = np.stack([_garbage(shape, values.dtype), values], axis=pos)
+        key = (slice(None),) * pos + (-1,)
+        return base, lambda m, x: x[key], kind
+    axis = draw(st.integers(0, ndim - 1))
+    step = draw(st.integers(2, 3))
+    start = draw(st.integers(0, 1))
+    n = shape[axis]
+    length = start + n * step
+    base = _garbage(shape[:axis] + (length,) + shape[axis + 1 :], values.dtype)
+    pre = (slice(None),) * axis
+    if kind == "step":
+        key = pre + (slice(start, start + n * step, step),)
+    else:  # negative step: elements at length-1-start, length-1-start-step, ...
+        key = pre + (slice(length - 1 - start, None, -step),)
+    base[key] = values
+    return base, lambda m, x: x[key], kind
+
+
+def _build(draw: Any, values: np.ndarray, depth: int) -> tuple[np.ndarray, Callable[[Any, Any], Any], list[str]]:
+    """A contiguous base plus a chain of view ops that turns it into ``values``."""
+    if depth == 0:
+        return values, lambda m, x: x, []
+    base, view, kind = _wrap_one(draw, values)
+    if kind == "contiguous":
+        return values, view, []
+    inner_base, inner_view, kinds = _build(draw, base, depth - 1)
+    return inner_base, lambda m, x: view(m, inner_view(m, x)), kinds + [kind]
+
+
+def _np_namespace() -> Any:
+    class NP:
+        permute_dims = staticmethod(lambda x, perm: np.transpose(x, perm))
+        flip = staticmethod(lambda x, axis: np.flip(x, axis=axis))
+
+    return NP
+
+
+class Drawn:
+    """An ndplane array with a drawn layout and the NumPy array of the same view."""
+
+    __slots__ = ("x", "ref", "layout")
+
+    def __init__(self, x: nd.Array, ref: np.ndarray, layout: list[str]) -> None:
+        self.x, self.ref, self.layout = x, ref, layout
+
+    def __repr__(self) -> str:
+        return f"Drawn(layout={self.layout}, shape={self.ref.shape}, dtype={self.ref.dtype}, ref={self.ref!r})"
+
+
+@st.composite
+def arrays(
+    draw: Any, device: nd.Device, dtype: nd.DType, shape: tuple[int, ...] | st.SearchStrategy | None = None,
+    elements_: st.SearchStrategy | None = None, *, broadcast: bool = True, depth: int = 2,
+) -> Drawn:  # fmt: skip
+    """An ndplane array on ``device`` with drawn values and layout, plus its NumPy reference.
+
+    Layouts: contiguous, transposed, sliced with steps, negative strides, flipped,
+    offset, integer-indexed out of a bigger array, broadcast (stride 0), and chains.
+    """
+    if shape is None:
+        shape = shapes()
+    if isinstance(shape, st.SearchStrategy):
+        shape = draw(shape)
+    shape = tuple(shape)
+    elems = elements(dtype) if elements_ is None else elements_
+    small = shape
+    if broadcast and shape and draw(st.integers(0, 4)) == 0:
+        small = draw(broadcastable_shape(shape))
+    values = draw(hnp.arrays(np_dtype(dtype), small, elements=elems, fill=st.nothing()))
+    base, view, kinds = _build(draw, values, depth)
+    x = view(nd, nd.asarray(base, device=device))
+    ref = view(_np_namespace(), base)
+    if small != shape:
+        x = nd.broadcast_to(x, shape)
+        ref = np.broadcast_to(ref, shape)
+        kinds = kinds + ["broadcast"]
+    assert ref.shape == shape and x.shape == shape, (ref.shape, x.shape, shape)
+    return Drawn(x, ref, kinds or ["contiguous"])
+
+
+# ---------------------------------------------------------------------------
+# comparisons
+# ---------------------------------------------------------------------------
+#: (rtol, atol) per result dtype when the reference is computed in float64.
+TOLERANCE = {
+    nd.float16: (4e-3, 1e-3), nd.float32: (2e-5, 1e-6), nd.float64: (1e-10, 1e-12),
+    nd.complex64: (2e-5, 1e-6), nd.complex128: (1e-10, 1e-12),
+}  # fmt: skip
+
+
+def host(x: nd.Array) -> np.ndarray:
+    return x.to_numpy()
+
+
+def assert_same(
+    got: nd.Array, expected: Any, dtype: nd.DType | None = None, *, exact: bool = False,
+    signed_zeros: bool = False, tol: tuple[float, float] | None = None, scale: float = 1.0,
+    mask: np.ndarray | None = None, msg: str = "",
+) -> None:  # fmt: skip
+    """Compare an ndplane result with a NumPy reference: type, dtype, shape, then values.
+
+    Integers and bools compare exactly; floats match NaN and infinity positions exactly
+    and finite values within the tolerance of the result dtype (``exact``: bit for bit
+    up to the sign of zero, which ``signed_zeros`` checks too). ``mask`` selects the
+    elements to compare (the others are undefined for the op).
+    """
+    assert type(got) is nd.Array, f"{msg}expected an ndplane Array, got {type(got).__name__}"
+    if dtype is not None:
+        assert got.dtype is dtype, f"{msg}dtype {got.dtype.name} != expected {dtype.name}"
+    expected = np.asarray(expected)
+    assert got.shape == expected.shape, f"{msg}shape {got.shape} != expected {expected.shape}"
+    actual = host(got)
+    assert actual.dtype == np_dtype(got.dtype), f"{msg}to_numpy() dtype {actual.dtype} != {got.dtype.name}"
+    if mask is not None:
+        actual, expected = actual[mask], np.broadcast_to(expected, mask.shape)[mask]
+    assert_values(actual, expected, got.dtype, exact=exact, signed_zeros=signed_zeros, tol=tol, scale=scale,
+                  msg=msg)  # fmt: skip
+
+
+def assert_values(
+    actual: np.ndarray, expected: np.ndarray, dtype: nd.DType, *, exact: bool = False,
+    signed_zeros: bool = False, tol: tuple[float, float] | None = None, scale: float = 1.0, msg: str = "",
+) -> None:  # fmt: skip
+    kind = dtype.kind
+    if kind in ("bool", "int", "uint"):
+        expected = expected.astype(np_dtype(dtype)) if expected.dtype != np_dtype(dtype) else expected
+        if not np.array_equal(actual, expected):
+            bad = np.argwhere(actual != expected)[:5]
+            raise AssertionError(
+                f"{msg}values differ at {bad.tolist()}:\n got {actual!r}\n expected {expected!r}"
+            )
+        return
+    parts = [(actual.real, expected.real), (actual.imag, expected.imag)] if kind == "complex" else [(actual, expected)]
+    rtol, atol = tol or TOLERANCE[dtype]
+    rtol, atol = rtol * scale, atol * scale
+    for a, e in parts:
+        with np.errstate(all="ignore"):
+            e64 = e.astype(np.float64)
+            a64 = a.astype(np.float64)
+            nan_ok = np.isnan(a64) == np.isnan(e64)
+            inf_ok = np.where(np.isinf(e64) | np.isinf(a64), a64 == e64, True)
+            finite = np.isfinite(e64) & np.isfinite(a64)
+            if exact:
+                close = np.where(finite, a64 == e64, True)
+            elif kind == "complex":
+                mag = np.abs(expected.astype(np.complex128))
+                mag = np.broadcast_to(mag, e64.shape) if mag.shape != e64.shape else mag
+                close = np.where(finite, np.abs(a64 - e64) <= atol + rtol * np.maximum(mag, np.abs(e64)), True)
+            else:
+                close = np.where(finite, np.abs(a64 - e64) <= atol + rtol * np.abs(e64), True)
+            ok = nan_ok & inf_ok & close
+            if signed_zeros:
+                ok &= np.where((a64 == 0) & (e64 == 0), np.signbit(a64) == np.signbit(e64), True)
+        if not ok.all():
+            bad = np.argwhere(~ok)[:5].tolist()
+            idx = tuple(np.argwhere(~ok)[0]) if a.ndim else ()
+            raise AssertionError(
+                f"{msg}values differ at {bad} (first: got {a[idx]!r}, expected {e[idx]!r}; "
+                f"rtol={rtol}, atol={atol}, exact={exact}, signed_zeros={signed_zeros}):\n"
+                f" got {actual!r}\n expected {expected!r}"
+            )
+
+
+def to_result(values: np.ndarray, dtype: nd.DType) -> np.ndarray:
+    """A float64/complex128 reference rounded to the result dtype (overflow gives inf, as it should)."""
+    with np.errstate(all="ignore"):
+        return np.asarray(values).astype(np_dtype(dtype))
+
+
+def wide(a: np.ndarray) -> np.ndarray:
+    """``a`` in float64 (complex128 for complex): where references are computed."""
+    if a.dtype.kind == "c":
+        return a.astype(np.complex128)
+    return a.astype(np.float64)
+
+
+# ---------------------------------------------------------------------------
+# kernel spy: which backend methods ran (errors must be raised before any kernel)
+# ---------------------------------------------------------------------------
+KERNELS = ("unary", "binary", "where", "cast", "reduce", "scan", "matmul", "take", "scatter_add", "sort",
+           "random_bits", "copy", "fill", "alloc", "from_host")  # fmt: skip
+
+
+class KernelSpy:
+    """Records the calls of a backend's kernels while active (instance attributes shadow methods).
+
+    ``available`` is False for backends whose instances take no attributes (a C extension
+    type without ``__dict__``); then only memory is checked.
+    """
+
+    def __init__(self, device: nd.Device) -> None:
+        self.backend = device.backend
+        self.calls: list[str] = []
+        self.available = hasattr(self.backend, "__dict__")
+
+    def __enter__(self) -> KernelSpy:
+        if not self.available:
+            return self
+        for name in KERNELS:
+            original = getattr(self.backend, name)
+
+            def spy(*args: Any, _name: str = name, _orig: Any = original) -> Any:
+                self.calls.append(_name)
+                return _orig(*args)
+
+            setattr(self.backend, name, spy)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.available:
+            for name in KERNELS:
+                self.backend.__dict__.pop(name, None)
+
+
+def live_backends() -> dict[nd.Device, Any]:
+    """Every device whose backend has started (for memory checks)."""
+    return {d: d._backend for d in list(nd.Device._interned.values()) if d._backend is not None}

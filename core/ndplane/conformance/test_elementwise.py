@@ -1,0 +1,586 @@
+"""Elementwise functions and operators, differential against NumPy.
+
+Every unary and binary function of the namespace runs on every dtype the device
+supports that the op accepts, on drawn shapes and layouts, with nan/inf/-0.0 in
+float data; binary ops also broadcast, mix dtypes and take Python scalars on
+either side. Inputs whose result is undefined (integer overflow, division by
+zero, out-of-range shifts, negative integer powers) are not drawn.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ndplane as nd
+from ndplane.conformance import _helpers as h
+
+NUM = ("int", "uint", "float", "complex")
+REAL = ("int", "uint", "float")
+INT = ("int", "uint")
+INTB = ("int", "uint", "bool")
+FLOAT = ("float", "complex")
+ANY = ("bool", "int", "uint", "float", "complex")
+
+# name: (numpy reference, accepted kinds, result rule, exact)
+# rule: "same" | "float" (integers computed in the default real floating dtype) | "bool" | "real"
+# exact: compare with NumPy in the result dtype bit for bit, instead of a float64 reference.
+UNARY: dict[str, tuple[Callable[..., Any], tuple[str, ...], str, bool]] = {
+    "abs": (np.abs, NUM, "real", True),
+    "acos": (np.arccos, NUM, "float", False),
+    "acosh": (np.arccosh, NUM, "float", False),
+    "asin": (np.arcsin, NUM, "float", False),
+    "asinh": (np.arcsinh, NUM, "float", False),
+    "atan": (np.arctan, NUM, "float", False),
+    "atanh": (np.arctanh, NUM, "float", False),
+    "bitwise_invert": (np.invert, INTB, "same", True),
+    "ceil": (np.ceil, REAL, "same", True),
+    "conj": (np.conjugate, NUM, "same", True),
+    "cos": (np.cos, NUM, "float", False),
+    "cosh": (np.cosh, NUM, "float", False),
+    "exp": (np.exp, NUM, "float", False),
+    "expm1": (np.expm1, NUM, "float", False),
+    "floor": (np.floor, REAL, "same", True),
+    "imag": (np.imag, NUM, "real", True),
+    "isfinite": (np.isfinite, NUM, "bool", True),
+    "isinf": (np.isinf, NUM, "bool", True),
+    "isnan": (np.isnan, NUM, "bool", True),
+    "log": (np.log, NUM, "float", False),
+    "log1p": (np.log1p, NUM, "float", False),
+    "log2": (np.log2, NUM, "float", False),
+    "log10": (np.log10, NUM, "float", False),
+    "logical_not": (np.logical_not, ("bool",), "same", True),
+    "negative": (np.negative, NUM, "same", True),
+    "real": (np.real, NUM, "real", True),
+    "reciprocal": (lambda x: np.divide(1, x), NUM, "float", False),
+    "round": (np.round, NUM, "same", True),
+    "sign": (None, NUM, "same", True),  # see _sign
+    "signbit": (np.signbit, REAL, "bool", True),
+    "sin": (np.sin, NUM, "float", False),
+    "sinh": (np.sinh, NUM, "float", False),
+    "sqrt": (np.sqrt, NUM, "float", False),
+    "square": (np.square, NUM, "same", False),
+    "tan": (np.tan, NUM, "float", False),
+    "tanh": (np.tanh, NUM, "float", False),
+    "trunc": (np.trunc, REAL, "same", True),
+    "positive": (np.positive, NUM, "same", True),
+}
+
+BINARY: dict[str, tuple[Callable[..., Any], tuple[str, ...], str, bool]] = {
+    "add": (np.add, NUM, "same", False),
+    "atan2": (np.arctan2, ("float",), "same", False),
+    "bitwise_and": (np.bitwise_and, INTB, "same", True),
+    "bitwise_left_shift": (np.left_shift, INT, "same", True),
+    "bitwise_or": (np.bitwise_or, INTB, "same", True),
+    "bitwise_right_shift": (np.right_shift, INT, "same", True),
+    "bitwise_xor": (np.bitwise_xor, INTB, "same", True),
+    "copysign": (np.copysign, ("float",), "same", True),
+    "divide": (np.divide, NUM, "float", False),
+    "equal": (np.equal, ANY, "bool", True),
+    "floor_divide": (np.floor_divide, REAL, "same", False),
+    "greater": (np.greater, REAL, "bool", True),
+    "greater_equal": (np.greater_equal, REAL, "bool", True),
+    "hypot": (np.hypot, ("float",), "same", False),
+    "less": (np.less, REAL, "bool", True),
+    "less_equal": (np.less_equal, REAL, "bool", True),
+    "logaddexp": (np.logaddexp, ("float",), "same", False),
+    "logical_and": (np.logical_and, ("bool",), "same", True),
+    "logical_or": (np.logical_or, ("bool",), "same", True),
+    "logical_xor": (np.logical_xor, ("bool",), "same", True),
+    "maximum": (np.maximum, REAL, "same", True),
+    "minimum": (np.minimum, REAL, "same", True),
+    "multiply": (np.multiply, NUM, "same", False),
+    "nextafter": (np.nextafter, ("float",), "same", True),
+    "not_equal": (np.not_equal, ANY, "bool", True),
+    "pow": (np.power, NUM, "same", False),
+    "remainder": (np.remainder, REAL, "same", False),
+    "subtract": (np.subtract, NUM, "same", False),
+}
+
+# Ops whose results are exact for integer inputs but rounded for floats get exact=False above;
+# integer and bool results are always compared exactly.
+
+
+def _sign(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "c":
+        mag = np.abs(x)
+        return np.where(mag == 0, 0, x / np.where(mag == 0, 1, mag))
+    return np.sign(x)
+
+
+# ---------------------------------------------------------------------------
+# domains: which values an op is fed
+# ---------------------------------------------------------------------------
+FLOAT_RANGE = {
+    "exp": (-10, 10), "expm1": (-10, 10), "cosh": (-10, 10), "sinh": (-10, 10), "tan": (-1.5, 1.5),
+    "acos": (-1.5, 1.5), "asin": (-1.5, 1.5), "atanh": (-1.5, 1.5), "acosh": (0, 20),
+    "pow": (-8, 8), "logaddexp": (-20, 20), "square": (-100, 100),
+}  # fmt: skip
+COMPLEX_RANGE = (-3.0, 3.0)
+
+
+def _int_bounds(op: str, dtype: nd.DType, pos: int) -> tuple[int | None, int | None, bool]:
+    """(lo, hi, nonzero) for operand ``pos`` of ``op`` on an integer dtype: no overflow, no UB."""
+    info = np.iinfo(h.np_dtype(dtype))
+    lo, hi, bits = int(info.min), int(info.max), info.bits
+    signed = dtype.kind == "int"
+    if op in ("abs", "negative", "sign", "positive") and signed:
+        return lo + 1, hi, False
+    if op in ("add", "subtract"):
+        return (lo // 2, hi // 2, False) if signed else (None, None, False)
+    if op in ("multiply", "square"):
+        m = math.isqrt(hi)
+        return (-m if signed else 0), m, False
+    if op in ("floor_divide", "remainder"):
+        return (lo + 1, hi, False) if pos == 0 else (lo + 1, hi, True)
+    if op == "bitwise_left_shift":
+        return (0, 15, False) if pos == 0 else (0, bits - 5, False)
+    if op == "bitwise_right_shift":
+        return (None, None, False) if pos == 0 else (0, bits - 1, False)
+    if op == "pow":
+        return ((-3 if signed else 0), 3, False) if pos == 0 else (0, 4, False)
+    if rule_is_float(op):
+        return -20, 20, False
+    return None, None, False
+
+
+def rule_is_float(op: str) -> bool:
+    spec = UNARY.get(op) or BINARY.get(op)
+    return spec is not None and spec[2] == "float"
+
+
+def operand_elements(op: str, dtype: nd.DType, pos: int = 0) -> st.SearchStrategy:
+    kind = dtype.kind
+    if kind in ("int", "uint"):
+        lo, hi, nonzero = _int_bounds(op, dtype, pos)
+        return h.elements(dtype, lo, hi, nonzero=nonzero)
+    if kind == "complex":
+        lo, hi = COMPLEX_RANGE
+        if op == "pow":
+            lo, hi = -2.0, 2.0
+        return h.elements(dtype, lo, hi)
+    if kind == "float" and op in ("floor_divide", "remainder"):
+        # NOTE: quarter-integers keep x1 / x2 exact, so floor(x1 / x2) has one right answer
+        # (NumPy computes it from fmod; a backend may compute floor of the quotient).
+        quarters = st.integers(-64, 64).map(lambda v: v / 4)
+        return st.one_of(quarters, quarters, st.sampled_from(h.SPECIAL_FLOATS))
+    if kind == "float":
+        lo, hi = FLOAT_RANGE.get(op, (-100.0, 100.0))
+        return h.elements(dtype, lo, hi)
+    return h.elements(dtype)
+
+
+# ---------------------------------------------------------------------------
+# references
+# ---------------------------------------------------------------------------
+
+
+def result_dtype(op: str, dtype: nd.DType, device: nd.Device, table: dict[str, Any]) -> nd.DType:
+    rule = table[op][2]
+    if rule == "bool":
+        return nd.bool
+    if rule == "real":
+        return h.REAL_OF.get(dtype, dtype)
+    if rule == "float" and dtype.kind in INT:
+        return h.default(device, "real floating")
+    return dtype
+
+
+def reference(op: str, table: dict[str, Any], result: nd.DType, *args: Any) -> tuple[np.ndarray, bool]:
+    """NumPy's answer as an array of ``result``'s dtype, and whether to compare exactly."""
+    fn, _, _, exact = table[op]
+    fn = _sign if op == "sign" else fn
+    exact = exact or result.kind in ("bool", "int", "uint")
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    compute = arrays[0].dtype
+    if not exact:
+        compute = np.complex128 if result.kind == "complex" else np.float64
+    elif result.kind in ("float", "complex") and table[op][2] == "float":
+        compute = h.np_dtype(result)
+    conv = [a.astype(compute) if isinstance(a, np.ndarray) else np.asarray(a, compute) for a in args]
+    with np.errstate(all="ignore"):
+        out = fn(*conv)
+    return h.to_result(out, result), exact
+
+
+def _accepts(kinds: tuple[str, ...], dtype: nd.DType) -> bool:
+    return dtype.kind in kinds
+
+
+def _dtypes_for(device: nd.Device, kinds: tuple[str, ...], op: str) -> list[nd.DType]:
+    return [d for d in h.supported(device) if d.kind in kinds]
+
+
+def _signed_zeros(op: str, dtype: nd.DType) -> bool:
+    return dtype.kind == "float" and op in (
+        "abs", "negative", "positive", "ceil", "floor", "trunc", "copysign", "conj", "real",
+    )  # fmt: skip
+
+
+def _call(op: str, *args: Any) -> nd.Array:
+    return getattr(nd, op)(*args)
+
+
+# ---------------------------------------------------------------------------
+# tests
+# ---------------------------------------------------------------------------
+
+
+def test_tables_cover_the_namespace() -> None:
+    from ndplane import _elementwise
+
+    assert set(_elementwise._UNARY) | {"positive"} == set(UNARY)
+    assert set(_elementwise._BINARY) == set(BINARY)
+
+
+@pytest.mark.parametrize("op", sorted(UNARY))
+@h.hyp(scale=1.5)
+@given(data=st.data())
+def test_unary(device: nd.Device, op: str, data: st.DataObject) -> None:
+    kinds = UNARY[op][1]
+    dtypes = _dtypes_for(device, kinds, op)
+    if not dtypes:
+        pytest.skip(f"{device} supports no dtype {op} accepts")
+    dtype = data.draw(st.sampled_from(dtypes), label="dtype")
+    a = data.draw(h.arrays(device, dtype, elements_=operand_elements(op, dtype)), label="x")
+    result = result_dtype(op, dtype, device, UNARY)
+    expected, exact = reference(op, UNARY, result, a.ref)
+    got = _call(op, a.x)
+    h.assert_same(got, expected, result, exact=exact, signed_zeros=_signed_zeros(op, dtype),
+                  msg=f"{op}({dtype.name}, layout {a.layout}): ")  # fmt: skip
+
+
+@pytest.mark.parametrize("op", sorted(BINARY))
+@h.hyp(scale=1.5)
+@given(data=st.data())
+def test_binary(device: nd.Device, op: str, data: st.DataObject) -> None:
+    kinds = BINARY[op][1]
+    dtypes = _dtypes_for(device, kinds, op)
+    if not dtypes:
+        pytest.skip(f"{device} supports no dtype {op} accepts")
+    dtype = data.draw(st.sampled_from(dtypes), label="dtype")
+    shape = data.draw(h.shapes(), label="shape")
+    s1, s2 = data.draw(h.mutually_broadcastable(shape), label="operand shapes")
+    a = data.draw(h.arrays(device, dtype, s1, operand_elements(op, dtype, 0)), label="x1")
+    b = data.draw(h.arrays(device, dtype, s2, operand_elements(op, dtype, 1)), label="x2")
+    result = result_dtype(op, dtype, device, BINARY)
+    expected, exact = reference(op, BINARY, result, a.ref, b.ref)
+    got = _call(op, a.x, b.x)
+    h.assert_same(got, expected, result, exact=exact, signed_zeros=_signed_zeros(op, dtype),
+                  msg=f"{op}({dtype.name}; layouts {a.layout}, {b.layout}): ")  # fmt: skip
+
+
+def _scalar_for(op: str, dtype: nd.DType, pos: int) -> st.SearchStrategy:
+    """A Python scalar of the array's kind that the op accepts at ``pos``."""
+    if dtype.kind == "bool":
+        return st.booleans()
+    if dtype.kind in INT:
+        lo, hi, nonzero = _int_bounds(op, dtype, pos)
+        info = np.iinfo(h.np_dtype(dtype))
+        lo = max(info.min, -100 if lo is None else lo)
+        hi = min(info.max, 100 if hi is None else hi)
+        return st.integers(lo, hi).filter(lambda v: v != 0 or not nonzero)
+    if dtype.kind == "complex":
+        return st.builds(complex, st.floats(-2, 2), st.floats(-2, 2))
+    if op in ("floor_divide", "remainder"):
+        return st.sampled_from([0.25, -0.5, 2.0, -3.0, 0.0, math.inf, math.nan])
+    return st.one_of(st.floats(-4, 4).map(lambda v: float(np.asarray(v, h.np_dtype(dtype)))),
+                     st.sampled_from([0.0, -0.0, math.inf, -math.inf, math.nan]))  # fmt: skip
+
+
+@pytest.mark.parametrize("op", sorted(BINARY))
+@h.hyp()
+@given(data=st.data())
+def test_binary_python_scalar(device: nd.Device, op: str, data: st.DataObject) -> None:
+    """``op(x, s)`` and ``op(s, x)`` with a Python scalar of the array's kind: the array's dtype."""
+    dtypes = _dtypes_for(device, BINARY[op][1], op)
+    if not dtypes:
+        pytest.skip(f"{device} supports no dtype {op} accepts")
+    dtype = data.draw(st.sampled_from(dtypes), label="dtype")
+    pos = data.draw(st.integers(0, 1), label="scalar position")
+    s = data.draw(_scalar_for(op, dtype, pos), label="scalar")
+    a = data.draw(h.arrays(device, dtype, elements_=operand_elements(op, dtype, 1 - pos)), label="x")
+    result = result_dtype(op, dtype, device, BINARY)
+    sref = np.asarray(s, h.np_dtype(dtype))
+    args_nd = (a.x, s) if pos == 1 else (s, a.x)
+    args_np = (a.ref, sref) if pos == 1 else (sref, a.ref)
+    expected, exact = reference(op, BINARY, result, *args_np)
+    expected = np.broadcast_to(expected, a.ref.shape)
+    h.assert_same(_call(op, *args_nd), expected, result, exact=exact,
+                  msg=f"{op} with scalar {s!r} at {pos} ({dtype.name}): ")  # fmt: skip
+
+
+# (Python scalar kind, array kind) -> the default dtype kind the result takes
+_HIGHER_SCALARS = [
+    ("int", "bool", 3, "integral"), ("float", "bool", 1.5, "real floating"),
+    ("float", "int", 1.5, "real floating"), ("float", "uint", -0.5, "real floating"),
+    ("complex", "int", 1 + 2j, "complex floating"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("skind", "akind", "scalar", "default_kind"), _HIGHER_SCALARS)
+@pytest.mark.parametrize("op", ["add", "multiply", "subtract"])
+def test_python_scalar_of_higher_kind(device: nd.Device, skind: str, akind: str, scalar: Any,
+                                      default_kind: str, op: str) -> None:  # fmt: skip
+    """A scalar of a higher kind than the array makes the result the device's default of that kind."""
+    dtypes = h.supported(device, (akind,))
+    result = h.default(device, default_kind)
+    if not dtypes or result not in device.backend.dtypes:
+        pytest.skip(f"{device} lacks a {akind} dtype")
+    if op == "subtract" and akind == "bool" and skind == "int":
+        pass
+    host = np.array([0, 1, 1, 0, 2][: 4 if akind == "bool" else 5]).astype(h.np_dtype(dtypes[0]))
+    x = nd.asarray(host, device=device)
+    fn = BINARY[op][0]
+    for args_nd, args_np in (((x, scalar), (host, scalar)), ((scalar, x), (scalar, host))):
+        with np.errstate(all="ignore"):
+            expected = fn(*[np.asarray(v).astype(h.np_dtype(result)) for v in args_np])
+        h.assert_same(_call(op, *args_nd), expected, result, msg=f"{op}{args_np}: ")
+
+
+def _binary_pairs(device: nd.Device) -> list[tuple[nd.DType, nd.DType]]:
+    ds = h.supported(device)
+    return [(a, b) for a in ds for b in ds if a is not b and _promotes(a, b)]
+
+
+def _promotes(a: nd.DType, b: nd.DType) -> bool:
+    try:
+        nd.result_type(a, b)
+    except TypeError:
+        return False
+    return True
+
+
+_SAME_KIND_EXPECTED = {
+    ("int8", "uint8"): "int16", ("int16", "uint16"): "int32", ("int32", "uint32"): "int64",
+    ("int8", "uint16"): "int32", ("uint8", "int64"): "int64", ("int8", "int16"): "int16",
+    ("uint8", "uint32"): "uint32", ("float16", "float32"): "float32", ("float32", "float64"): "float64",
+    ("complex64", "complex128"): "complex128", ("float64", "complex64"): "complex128",
+    ("float32", "complex64"): "complex64", ("bool", "bool"): "bool",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("pair", sorted(_SAME_KIND_EXPECTED), ids="-".join)
+def test_promotion_table(pair: tuple[str, str]) -> None:
+    """The Array API promotion table within a kind (no backend involved)."""
+    a, b = (h.BY_NAME[n] for n in pair)
+    expected = h.BY_NAME[_SAME_KIND_EXPECTED[pair]]
+    assert nd.result_type(a, b) is expected
+    assert nd.result_type(b, a) is expected
+
+
+@pytest.mark.parametrize("op", ["add", "multiply", "equal", "less", "maximum", "divide"])
+@h.hyp(scale=2)
+@given(data=st.data())
+def test_binary_mixed_dtypes(device: nd.Device, op: str, data: st.DataObject) -> None:
+    """Operands of two dtypes: the result has the promoted dtype and NumPy's values in it."""
+    kinds = BINARY[op][1]
+    pairs = [(a, b) for a, b in _binary_pairs(device) if a.kind in kinds and b.kind in kinds]
+    if op in ("less", "maximum"):
+        pairs = [(a, b) for a, b in pairs if "complex" not in (a.kind, b.kind)]
+    pairs = [(a, b) for a, b in pairs if nd.result_type(a, b) in device.backend.dtypes]
+    if not pairs:
+        pytest.skip(f"{device} has no two dtypes that promote")
+    da, db = data.draw(st.sampled_from(pairs), label="dtypes")
+    promoted = nd.result_type(da, db)
+    shape = data.draw(h.shapes(max_dims=3), label="shape")
+    s1, s2 = data.draw(h.mutually_broadcastable(shape))
+    a = data.draw(h.arrays(device, da, s1, h.elements(da, -50, 50)), label="x1")
+    b = data.draw(h.arrays(device, db, s2, h.elements(db, -50, 50)), label="x2")
+    result = result_dtype(op, promoted, device, BINARY)
+    pa, pb = a.ref.astype(h.np_dtype(promoted)), b.ref.astype(h.np_dtype(promoted))
+    if op == "multiply" and promoted.kind in INT:
+        pa, pb = pa % 8, pb % 8
+        a_x = nd.remainder(nd.astype(a.x, promoted), 8)
+        b_x = nd.remainder(nd.astype(b.x, promoted), 8)
+    else:
+        a_x, b_x = a.x, b.x
+    expected, exact = reference(op, BINARY, result, pa, pb)
+    h.assert_same(_call(op, a_x, b_x), expected, result, exact=exact, msg=f"{op}({da.name}, {db.name}): ")
+
+
+@pytest.mark.parametrize("op", sorted(UNARY))
+def test_unary_rejects_other_kinds(device: nd.Device, op: str) -> None:
+    kinds = UNARY[op][1]
+    bad = [d for d in h.supported(device) if d.kind not in kinds]
+    if UNARY[op][2] == "float":
+        bad = [d for d in bad if d.kind != "bool"]  # bool -> default float is an ndplane extension
+    if not bad:
+        pytest.skip("every supported dtype is accepted")
+    for dtype in bad:
+        x = nd.zeros((2,), dtype=dtype, device=device)
+        with pytest.raises(TypeError, match=op):
+            _call(op, x)
+
+
+@pytest.mark.parametrize("op", sorted(BINARY))
+def test_binary_rejects_other_kinds(device: nd.Device, op: str) -> None:
+    kinds = BINARY[op][1]
+    if BINARY[op][2] == "same" and kinds == ("float",):
+        kinds = REAL  # integers are computed in the default float (an ndplane extension)
+    bad = [d for d in h.supported(device) if d.kind not in kinds and d.kind != "bool"]
+    if not bad:
+        pytest.skip("every supported dtype is accepted")
+    for dtype in bad:
+        x = nd.zeros((2,), dtype=dtype, device=device)
+        with pytest.raises(TypeError, match=op):
+            _call(op, x, x)
+
+
+# ---------------------------------------------------------------------------
+# operators
+# ---------------------------------------------------------------------------
+OPERATORS = {
+    "__add__": ("add", operator.add), "__sub__": ("subtract", operator.sub), "__mul__": ("multiply", operator.mul),
+    "__truediv__": ("divide", operator.truediv), "__floordiv__": ("floor_divide", operator.floordiv),
+    "__mod__": ("remainder", operator.mod), "__pow__": ("pow", operator.pow),
+    "__and__": ("bitwise_and", operator.and_), "__or__": ("bitwise_or", operator.or_),
+    "__xor__": ("bitwise_xor", operator.xor), "__lshift__": ("bitwise_left_shift", operator.lshift),
+    "__rshift__": ("bitwise_right_shift", operator.rshift), "__eq__": ("equal", operator.eq),
+    "__ne__": ("not_equal", operator.ne), "__lt__": ("less", operator.lt), "__le__": ("less_equal", operator.le),
+    "__gt__": ("greater", operator.gt), "__ge__": ("greater_equal", operator.ge),
+}  # fmt: skip
+INPLACE = {
+    "__iadd__": ("add", operator.iadd), "__isub__": ("subtract", operator.isub),
+    "__imul__": ("multiply", operator.imul), "__itruediv__": ("divide", operator.itruediv),
+    "__ifloordiv__": ("floor_divide", operator.ifloordiv), "__imod__": ("remainder", operator.imod),
+    "__ipow__": ("pow", operator.ipow), "__iand__": ("bitwise_and", operator.iand),
+    "__ior__": ("bitwise_or", operator.ior), "__ixor__": ("bitwise_xor", operator.ixor),
+    "__ilshift__": ("bitwise_left_shift", operator.ilshift), "__irshift__": ("bitwise_right_shift", operator.irshift),
+}  # fmt: skip
+
+
+def _operator_dtypes(device: nd.Device, op: str) -> list[nd.DType]:
+    return [d for d in _dtypes_for(device, BINARY[op][1], op) if d.kind != "complex" or op in ("add", "multiply")]
+
+
+@pytest.mark.parametrize("dunder", sorted(OPERATORS))
+@h.hyp()
+@given(data=st.data())
+def test_operator(device: nd.Device, dunder: str, data: st.DataObject) -> None:
+    """``x1 <op> x2``, ``x1 <op> scalar`` and the reflected ``scalar <op> x1``."""
+    op, fn = OPERATORS[dunder]
+    dtypes = _operator_dtypes(device, op)
+    if not dtypes:
+        pytest.skip(f"{device} supports no dtype {op} accepts")
+    dtype = data.draw(st.sampled_from(dtypes), label="dtype")
+    shape = data.draw(h.shapes(max_dims=3), label="shape")
+    s1, s2 = data.draw(h.mutually_broadcastable(shape))
+    a = data.draw(h.arrays(device, dtype, s1, operand_elements(op, dtype, 0)), label="x1")
+    b = data.draw(h.arrays(device, dtype, s2, operand_elements(op, dtype, 1)), label="x2")
+    result = result_dtype(op, dtype, device, BINARY)
+    expected, exact = reference(op, BINARY, result, a.ref, b.ref)
+    h.assert_same(fn(a.x, b.x), expected, result, exact=exact, msg=f"x1 {dunder} x2: ")
+    s = data.draw(_scalar_for(op, dtype, 1), label="scalar")
+    expected, exact = reference(op, BINARY, result, a.ref, np.asarray(s, h.np_dtype(dtype)))
+    h.assert_same(fn(a.x, s), expected, result, exact=exact, msg=f"x1 {dunder} {s!r}: ")
+    s = data.draw(_scalar_for(op, dtype, 0), label="reflected scalar")
+    expected, exact = reference(op, BINARY, result, np.asarray(s, h.np_dtype(dtype)), b.ref)
+    expected = np.broadcast_to(expected, b.ref.shape)
+    h.assert_same(fn(s, b.x), expected, result, exact=exact, msg=f"{s!r} {dunder} x2 (reflected): ")
+
+
+@pytest.mark.parametrize("dunder", sorted(INPLACE))
+@h.hyp()
+@given(data=st.data())
+def test_inplace_operator(device: nd.Device, dunder: str, data: st.DataObject) -> None:
+    """``x <op>= y`` writes into x (a view: the write shows in its base) and keeps x's dtype."""
+    op, fn = INPLACE[dunder]
+    dtypes = [d for d in _operator_dtypes(device, op) if result_dtype(op, d, device, BINARY) is d]
+    if not dtypes:
+        pytest.skip(f"{device} supports no dtype {op} accepts in place")
+    dtype = data.draw(st.sampled_from(dtypes), label="dtype")
+    shape = data.draw(h.shapes(min_dims=1, max_dims=3), label="shape")
+    base_np = data.draw(h.arrays(device, dtype, (shape[0] + 1,) + shape[1:],
+                                 operand_elements(op, dtype, 0), broadcast=False), label="base")  # fmt: skip
+    base, base_ref = base_np.x, base_np.ref.copy()
+    y = data.draw(h.arrays(device, dtype, data.draw(h.broadcastable_shape(shape)), operand_elements(op, dtype, 1)),
+                  label="y")  # fmt: skip
+    target = base[1:]
+    storage_before = target._storage
+    expected, exact = reference(op, BINARY, dtype, base_ref[1:], y.ref)
+    use_scalar = data.draw(st.booleans(), label="scalar operand")
+    if use_scalar:
+        s = data.draw(_scalar_for(op, dtype, 1), label="scalar")
+        expected, exact = reference(op, BINARY, dtype, base_ref[1:], np.asarray(s, h.np_dtype(dtype)))
+        out = fn(target, s)
+    else:
+        out = fn(target, y.x)
+    assert out is target, f"{dunder} must return the same array object"
+    assert out._storage is storage_before
+    h.assert_same(target, expected, dtype, exact=exact, msg=f"{dunder}: ")
+    base_ref[1:] = expected
+    h.assert_same(base, base_ref, dtype, exact=exact, msg=f"{dunder} through a view, the base: ")
+
+
+def test_inplace_rejects_broadcasting_the_target(device: nd.Device) -> None:
+    x = nd.zeros((3,), device=device)
+    with pytest.raises(ValueError):
+        x += nd.zeros((2, 3), device=device)
+
+
+def test_inplace_rejects_a_higher_kind(device: nd.Device) -> None:
+    ints = h.supported(device, ("int",))
+    if not ints:
+        pytest.skip("no integer dtype")
+    x = nd.zeros((3,), dtype=ints[0], device=device)
+    with pytest.raises(TypeError):
+        x += 1.5
+    with pytest.raises(TypeError):
+        x /= 2
+
+
+@pytest.mark.parametrize("which", ["neg", "pos", "abs", "invert"])
+@h.hyp()
+@given(data=st.data())
+def test_unary_operators(device: nd.Device, which: str, data: st.DataObject) -> None:
+    op, fn = {"neg": ("negative", operator.neg), "pos": ("positive", operator.pos),
+              "abs": ("abs", abs), "invert": ("bitwise_invert", operator.invert)}[which]  # fmt: skip
+    dtypes = _dtypes_for(device, UNARY[op][1], op)
+    dtype = data.draw(st.sampled_from(dtypes), label="dtype")
+    a = data.draw(h.arrays(device, dtype, elements_=operand_elements(op, dtype)), label="x")
+    result = result_dtype(op, dtype, device, UNARY)
+    expected, exact = reference(op, UNARY, result, a.ref)
+    h.assert_same(fn(a.x), expected, result, exact=exact, signed_zeros=_signed_zeros(op, dtype))
+
+
+def test_python_scalar_out_of_range_raises(device: nd.Device) -> None:
+    """An integer scalar the array's dtype cannot hold is an error, never a silent wrap."""
+    small = [d for d in h.supported(device, INT) if d.itemsize == 1]
+    if not small:
+        pytest.skip("no 8-bit integer dtype")
+    x = nd.zeros((2,), dtype=small[0], device=device)
+    with pytest.raises(OverflowError):
+        x + 1000
+
+
+def test_signed_zero_and_specials(device: nd.Device) -> None:
+    """Hand-picked IEEE cases: signs of zero, rounding halves to even, NaN propagation."""
+    for dtype in h.supported(device, ("float",)):
+        t = h.np_dtype(dtype)
+        v = np.array([-0.0, 0.0, -0.4, 0.5, 1.5, 2.5, -2.5, np.inf, -np.inf, np.nan], t)
+        x = nd.asarray(v, device=device)
+        for op in ("negative", "abs", "ceil", "floor", "trunc", "round"):
+            expected = UNARY[op][0](v)
+            h.assert_same(_call(op, x), expected, dtype, exact=True, signed_zeros=True, msg=f"{op}: ")
+        h.assert_same(nd.signbit(x), np.signbit(v), nd.bool)
+        h.assert_same(nd.copysign(nd.ones_like(x), x), np.copysign(np.ones_like(v), v), dtype,
+                      exact=True, signed_zeros=True)  # fmt: skip
+        h.assert_same(nd.maximum(x, 0.0), np.maximum(v, t.type(0.0)), dtype, exact=True)
+        h.assert_same(nd.minimum(x, nd.flip(x)), np.minimum(v, v[::-1]), dtype, exact=True)
+        h.assert_same(nd.multiply(x, -0.0), np.multiply(v, t.type(-0.0)), dtype, exact=True, signed_zeros=True)
+        h.assert_same(nd.divide(1.0, x[:2]), np.divide(t.type(1.0), v[:2]), dtype, exact=True)
+
+
+def test_clip(device: nd.Device) -> None:
+    for dtype in h.supported(device, REAL):
+        v = np.array([0, 1, 5, 9, 3], h.np_dtype(dtype))
+        x = nd.asarray(v, device=device)
+        h.assert_same(nd.clip(x, 1, 5), np.clip(v, 1, 5), dtype)
+        h.assert_same(nd.clip(x, max=4), np.minimum(v, np.asarray(4, v.dtype)), dtype)

@@ -1,0 +1,137 @@
+"""The cpu backend: a thin adapter from the protocol to the native module.
+
+Kernel methods are the native functions themselves (``staticmethod``), so a
+call from the core goes straight into C++ with the protocol's Refs: the
+native side reads each Ref's slots, checks the layout against its buffer and
+releases the GIL only for large work.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+import ndplane
+from ndplane.backend import ALL_OPS, BINARY_OPS, HOST_RESIDENT, STRIDED, UNARY_OPS, Backend
+from ndplane.backend import BackendSpec, Ref, hookimpl
+
+_M64 = (1 << 64) - 1
+_DEFAULTS = {
+    "real floating": ndplane.float64, "complex floating": ndplane.complex128,
+    "integral": ndplane.int64, "indexing": ndplane.int64,
+}  # fmt: skip
+
+
+@functools.cache
+def _native() -> Any:
+    # NOTE: imported on first use, so that discovering the plugin loads no C++ code.
+    from . import _native as native
+
+    native.init(Ref, tuple(ndplane.ALL_DTYPES), ndplane.OutOfMemoryError, "cpu:0")
+    return native
+
+
+def _make_backend_class() -> type[Backend]:
+    native = _native()
+    by_name = {d.name: d for d in ndplane.ALL_DTYPES}
+    table = native.op_dtypes()
+    support = {op: frozenset(by_name[n] for n in names)
+               for kind in ("unary", "binary") for op, names in table[kind].items()}  # fmt: skip
+    assert set(support) == UNARY_OPS | BINARY_OPS, "native op table out of date"
+
+    class CpuBackend(Backend):
+        """C++ kernels for every primitive and dtype; strided; buffers in host memory."""
+
+        name = "cpu"
+        dtypes = frozenset(ndplane.ALL_DTYPES)
+        default_dtypes = _DEFAULTS
+        capabilities = frozenset({STRIDED, HOST_RESIDENT})
+        ops = ALL_OPS
+        isa = native.isa()
+
+        def __init__(self, index: int = 0) -> None:
+            self.index = index
+
+        def __repr__(self) -> str:
+            return f"<CpuBackend cpu:{self.index} ({self.isa}, {native.num_threads()} threads)>"
+
+        def supports(self, op: str, dtype: Any) -> bool:
+            dtypes = support.get(op)
+            return dtype in dtypes if dtypes is not None else op in ALL_OPS
+
+        def memory_stats(self) -> dict[str, int]:
+            buffers, nbytes, _cached = native.memory_stats()
+            return {"buffers": buffers, "bytes": nbytes}
+
+        # -- memory: alloc raises ndplane.OutOfMemoryError naming the device and size
+        alloc = staticmethod(native.alloc)
+        free = staticmethod(native.free)
+        copy = staticmethod(native.copy)
+        fill = staticmethod(native.fill)
+
+        def from_host(self, array: np.ndarray) -> Any:
+            return native.from_host(np.ascontiguousarray(array))
+
+        def to_host(self, ref: Ref) -> np.ndarray:
+            dtype = ref.dtype.dtype
+            if ref.size == 0:
+                return np.empty(ref.shape, dtype)
+            size = dtype.itemsize
+            # NOTE: a view, not a copy; NumPy checks it against the buffer's bounds and
+            # keeps the buffer alive.
+            return np.ndarray(ref.shape, dtype, buffer=ref.buffer, offset=ref.offset * size,
+                              strides=tuple(s * size for s in ref.strides))  # fmt: skip
+
+        # -- compute
+        unary = staticmethod(native.unary)
+        binary = staticmethod(native.binary)
+        where = staticmethod(native.where)
+        cast = staticmethod(native.cast)
+        reduce = staticmethod(native.reduce)
+        scan = staticmethod(native.scan)
+        matmul = staticmethod(native.matmul)
+        take = staticmethod(native.take)
+        scatter_add = staticmethod(native.scatter_add)
+        sort = staticmethod(native.sort)
+
+        def random_bits(self, key: int, counter: int, out: Ref) -> None:
+            native.random_bits(key & _M64, counter & _M64, (counter >> 64) & _M64, out)
+
+    return CpuBackend
+
+
+_backend_class: type[Backend] | None = None
+
+
+def backend_class() -> type[Backend]:
+    """The CpuBackend class (loads the native module on first call)."""
+    global _backend_class
+    if _backend_class is None:
+        _backend_class = _make_backend_class()
+    return _backend_class
+
+
+def _available() -> tuple[bool, str]:
+    try:
+        _native()
+    except Exception as exc:  # noqa: BLE001 - any failure makes the backend unavailable
+        return False, (f"the native module failed to load ({type(exc).__name__}: {exc}); "
+                       f"reinstall ndplane-cpu (pip install --force-reinstall ndplane-cpu)")  # fmt: skip
+    return True, ""
+
+
+@hookimpl
+def ndplane_register_backends() -> list[BackendSpec]:
+    return [
+        BackendSpec(
+            name="cpu",
+            factory=lambda index: backend_class()(index),
+            distribution="ndplane-cpu",
+            version="0.1.0",
+            is_available=_available,
+            priority=20,
+            description="C++ kernels (nanobind), multithreaded and vectorised; OpenBLAS GEMM",
+        )
+    ]

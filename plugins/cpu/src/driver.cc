@@ -1,0 +1,234 @@
+// Drivers of the elementwise kernels, copies, reductions and scans: build the
+// iteration plan, split it across threads above GRAIN elements, and call the
+// inner loops of the kernel table picked for this CPU.
+#include "driver.h"
+
+#include <algorithm>
+#include <memory>
+#include <new>
+
+namespace ndp {
+
+void require_same_shape(const char* fn, const View& a, const View& b) {
+    bool same = a.ndim == b.ndim;
+    for (int d = 0; same && d < a.ndim; ++d) same = a.shape[d] == b.shape[d];
+    if (!same) {
+        auto str = [](const View& v) {
+            std::string s = "(";
+            for (int d = 0; d < v.ndim; ++d) s += std::to_string(v.shape[d]) + (v.ndim == 1 ? "," : d + 1 < v.ndim ? ", " : "");
+            return s + ")";
+        };
+        throw std::invalid_argument(std::string(fn) + ": operand shapes differ: " + str(a) +
+                                    " and " + str(b) + " (the core broadcasts before calling a kernel).");
+    }
+}
+
+void require_dtype(const char* fn, const char* what, const View& v, int dtype) {
+    if (v.dtype != dtype)
+        throw type_error(std::string(fn) + ": expected " + what + " of dtype " + DT_NAME[dtype] +
+                         "; got " + DT_NAME[v.dtype] + ".");
+}
+
+static bool is_c_contiguous(const View& v) {
+    int64_t expect = 1;
+    for (int d = v.ndim - 1; d >= 0; --d) {
+        if (v.shape[d] != 1 && v.strides[d] != expect) return false;
+        expect *= v.shape[d];
+    }
+    return true;
+}
+
+static View contiguous_like(const View& x, int dtype, char* data) {
+    View v = x;
+    v.dtype = dtype;
+    v.data = data;
+    int64_t s = 1;
+    for (int d = x.ndim - 1; d >= 0; --d) {
+        v.strides[d] = s;
+        s *= x.shape[d];
+    }
+    return v;
+}
+
+static char* alloc_temp(int64_t nbytes, std::unique_ptr<char[]>& hold) {
+    hold.reset(new char[static_cast<size_t>(std::max<int64_t>(nbytes, 16))]);
+    return hold.get();
+}
+
+View contiguous_as(const View& x, int dtype, std::unique_ptr<char[]>& hold) {
+    if (dtype == x.dtype && is_c_contiguous(x)) return x;
+    View t = contiguous_like(x, dtype, alloc_temp(x.size * ITEMSIZE[dtype], hold));
+    run_cast(x, t);
+    return t;
+}
+
+// Runs f(ptrs, n) over all runs of the plan, in parallel above GRAIN elements.
+template <int N, class F> static void run_plan(const Plan& p, F&& f) {
+    parallel_range(p.size, GRAIN, [&](int64_t b, int64_t e) { run_range<N>(p, b, e, f); });
+}
+
+void run_unary(int op, const View& x, const View& out) {
+    const Kernels& k = kernels();
+    UnaryFn fn = k.unary[op][x.dtype];
+    if (!fn) throw type_error("unary: op not supported for dtype " + std::string(DT_NAME[x.dtype]) + ".");
+    require_dtype("unary", "out", out, k.unary_out[op][x.dtype]);
+    require_same_shape("unary", x, out);
+    const View* vs[2] = {&out, &x};
+    Plan p = make_plan(vs, 2);
+    const int in = p.nd - 1;
+    run_plan<2>(p, [&](char** ptr, int64_t n) { fn(ptr[1], p.st[1][in], ptr[0], p.st[0][in], n); });
+}
+
+void run_binary(int op, const View& a, const View& b, const View& out) {
+    const Kernels& k = kernels();
+    if (a.dtype != b.dtype)
+        throw type_error(std::string("binary: operands have different dtypes ") + DT_NAME[a.dtype] +
+                         " and " + DT_NAME[b.dtype] + " (the core casts first).");
+    BinaryFn fn = k.binary[op][a.dtype];
+    if (!fn) throw type_error("binary: op not supported for dtype " + std::string(DT_NAME[a.dtype]) + ".");
+    require_dtype("binary", "out", out, k.binary_out[op][a.dtype]);
+    require_same_shape("binary", a, out);
+    require_same_shape("binary", b, out);
+    const View* vs[3] = {&out, &a, &b};
+    Plan p = make_plan(vs, 3);
+    const int in = p.nd - 1;
+    run_plan<3>(p, [&](char** ptr, int64_t n) {
+        fn(ptr[1], p.st[1][in], ptr[2], p.st[2][in], ptr[0], p.st[0][in], n);
+    });
+}
+
+void run_where(const View& cond, const View& a, const View& b, const View& out) {
+    require_dtype("where", "cond", cond, BOOL);
+    require_dtype("where", "a", a, out.dtype);
+    require_dtype("where", "b", b, out.dtype);
+    require_same_shape("where", cond, out);
+    require_same_shape("where", a, out);
+    require_same_shape("where", b, out);
+    WhereFn fn = kernels().where[log2_itemsize(out.dtype)];
+    const View* vs[4] = {&out, &cond, &a, &b};
+    Plan p = make_plan(vs, 4);
+    const int in = p.nd - 1;
+    run_plan<4>(p, [&](char** ptr, int64_t n) {
+        fn(ptr[1], p.st[1][in], ptr[2], p.st[2][in], ptr[3], p.st[3][in], ptr[0], p.st[0][in], n);
+    });
+}
+
+void run_cast(const View& x, const View& out) {
+    require_same_shape("cast", x, out);
+    UnaryFn fn = kernels().cast[x.dtype][out.dtype];
+    const View* vs[2] = {&out, &x};
+    Plan p = make_plan(vs, 2);
+    const int in = p.nd - 1;
+    run_plan<2>(p, [&](char** ptr, int64_t n) { fn(ptr[1], p.st[1][in], ptr[0], p.st[0][in], n); });
+}
+
+// Cache-blocked 2-D copy for a transposed source: dst rows are contiguous,
+// src columns are contiguous. Tiles of B x B keep both sides in L1.
+template <class T>
+static void transpose_copy(char* dst, int64_t d0, const char* src, int64_t s0, int64_t s1,
+                           int64_t R, int64_t C) {
+    constexpr int64_t Bk = 64 / sizeof(T) < 8 ? 8 : 64 / sizeof(T) * 2;
+    const int64_t tiles_r = (R + Bk - 1) / Bk;
+    parallel_range(tiles_r, R * C >= 2 * GRAIN ? 1 : tiles_r, [&](int64_t tb, int64_t te) {
+        for (int64_t tr = tb; tr < te; ++tr) {
+            int64_t r0 = tr * Bk, r1 = std::min(R, r0 + Bk);
+            for (int64_t c0 = 0; c0 < C; c0 += Bk) {
+                int64_t c1 = std::min(C, c0 + Bk);
+                for (int64_t r = r0; r < r1; ++r) {
+                    T* o = reinterpret_cast<T*>(dst + r * d0);
+                    const char* s = src + r * s0;
+                    for (int64_t c = c0; c < c1; ++c) std::memcpy(o + c, s + c * s1, sizeof(T));
+                }
+            }
+        }
+    });
+}
+
+void run_copy(const View& src, const View& dst) {
+    require_dtype("copy", "src", src, dst.dtype);
+    require_same_shape("copy", src, dst);
+    const int L = log2_itemsize(dst.dtype);
+    const View* vs[2] = {&dst, &src};
+    Plan p = make_plan(vs, 2, /*reorder=*/true);
+    const int in = p.nd - 1;
+    const int64_t isz = ITEMSIZE[dst.dtype];
+    if (p.nd == 2 && p.st[0][1] == isz && p.st[1][1] != isz && p.st[1][0] == isz &&
+        p.shape[0] >= 8 && p.shape[1] >= 8) {
+        switch (L) {
+            case 0: return transpose_copy<uint8_t>(p.base[0], p.st[0][0], p.base[1], p.st[1][0], p.st[1][1], p.shape[0], p.shape[1]);
+            case 1: return transpose_copy<uint16_t>(p.base[0], p.st[0][0], p.base[1], p.st[1][0], p.st[1][1], p.shape[0], p.shape[1]);
+            case 2: return transpose_copy<uint32_t>(p.base[0], p.st[0][0], p.base[1], p.st[1][0], p.st[1][1], p.shape[0], p.shape[1]);
+            case 3: return transpose_copy<uint64_t>(p.base[0], p.st[0][0], p.base[1], p.st[1][0], p.st[1][1], p.shape[0], p.shape[1]);
+            default: break;
+        }
+    }
+    UnaryFn fn = kernels().copy[L];
+    run_plan<2>(p, [&](char** ptr, int64_t n) { fn(ptr[1], p.st[1][in], ptr[0], p.st[0][in], n); });
+}
+
+void run_fill(const View& dst, const void* value) {
+    FillFn fn = kernels().fill[log2_itemsize(dst.dtype)];
+    const View* vs[1] = {&dst};
+    Plan p = make_plan(vs, 1, /*reorder=*/true);
+    const int in = p.nd - 1;
+    run_plan<1>(p, [&](char** ptr, int64_t n) { fn(ptr[0], p.st[0][in], n, value); });
+}
+
+static const char* const REDUCE_NAMES[NREDUCE] = {"sum", "prod", "max", "min",
+                                                  "argmax", "argmin", "any", "all"};
+
+void run_reduce(int op, const View& x, const View& out) {
+    if (x.ndim != 2 || out.ndim != 1 || out.shape[0] != x.shape[0])
+        throw std::invalid_argument("reduce: expected x of shape (M, K) and out of shape (M,).");
+    if (out.strides[0] != 1 && out.shape[0] > 1)
+        throw std::invalid_argument("reduce: out must be contiguous.");
+    if (x.shape[1] == 0 && (op == R_MAX || op == R_MIN || op == R_ARGMAX || op == R_ARGMIN))
+        throw std::invalid_argument(std::string("reduce: ") + REDUCE_NAMES[op] +
+                                    " of an empty axis has no identity.");
+    const Kernels& k = kernels();
+    std::unique_ptr<char[]> hold_x, hold_o;
+    switch (op) {
+        case R_SUM:
+        case R_PROD: {
+            // NOTE: accumulate in out's dtype: cast x first (int8 summed into int64).
+            View xc = x;
+            if (x.dtype != out.dtype) xc = contiguous_as(x, out.dtype, hold_x);
+            k.reduce[out.dtype](op, xc, out.data);
+            return;
+        }
+        case R_MAX:
+        case R_MIN:
+            require_dtype("reduce", "out", out, x.dtype);
+            k.reduce[x.dtype](op, x, out.data);
+            return;
+        case R_ARGMAX:
+        case R_ARGMIN: {
+            if (out.dtype < I8 || out.dtype > U64)
+                throw type_error("reduce: argmax/argmin write an integer out; got " +
+                                 std::string(DT_NAME[out.dtype]) + ".");
+            if (out.dtype == I64) {
+                k.reduce[x.dtype](op, x, out.data);
+                return;
+            }
+            View tmp = contiguous_like(out, I64, alloc_temp(out.size * 8, hold_o));
+            k.reduce[x.dtype](op, x, tmp.data);
+            run_cast(tmp, out);
+            return;
+        }
+        default:
+            require_dtype("reduce", "out", out, BOOL);
+            k.reduce[x.dtype](op, x, out.data);
+            return;
+    }
+}
+
+void run_scan(int op, const View& x, const View& out) {
+    if (x.ndim != 2) throw std::invalid_argument("scan: expected x of shape (M, K).");
+    require_same_shape("scan", x, out);
+    if (!is_c_contiguous(out)) throw std::invalid_argument("scan: out must be contiguous.");
+    std::unique_ptr<char[]> hold;
+    View xc = x.dtype == out.dtype ? x : contiguous_as(x, out.dtype, hold);
+    kernels().scan[out.dtype](op, xc, out.data);
+}
+
+}  // namespace ndp

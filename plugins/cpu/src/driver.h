@@ -1,0 +1,36 @@
+// Kernel drivers: validated Views in, work split across threads, no Python.
+// Every function checks what it relies on (dtypes, shapes) and throws
+// std::invalid_argument / type_error / index_error instead of misbehaving.
+#pragma once
+
+#include "kernels.h"
+
+namespace ndp {
+
+// A scalar operand: a View of out's shape with zero strides over `storage`.
+struct Scalar {
+    alignas(16) unsigned char storage[16];
+};
+
+void run_unary(int op, const View& x, const View& out);
+void run_binary(int op, const View& a, const View& b, const View& out);
+void run_where(const View& cond, const View& a, const View& b, const View& out);
+void run_cast(const View& x, const View& out);
+void run_copy(const View& src, const View& dst);
+void run_fill(const View& dst, const void* value);
+void run_reduce(int op, const View& x, const View& out);
+void run_scan(int op, const View& x, const View& out);
+void run_matmul(const View& a, const View& b, const View& out);
+void run_take(const View& x, const View& indices, const View& out);
+void run_scatter_add(const View& out, const View& indices, const View& values);
+void run_sort(const View& x, const View* values, const View* indices, bool descending, bool stable);
+void run_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, const View& out);
+
+// Shared helpers.
+void require_same_shape(const char* fn, const View& a, const View& b);
+void require_dtype(const char* fn, const char* what, const View& v, int dtype);
+// A C-contiguous copy of `x` converted to `dtype` (x itself when nothing changes
+// and it is already contiguous); `hold` owns the memory.
+View contiguous_as(const View& x, int dtype, std::unique_ptr<char[]>& hold);
+
+}  // namespace ndp

@@ -1,0 +1,217 @@
+// Gather, scatter-add and sort along the last axis.
+#include <algorithm>
+#include <memory>
+#include <numeric>
+#include <vector>
+
+#include "driver.h"
+
+namespace ndp {
+namespace {
+
+template <class T> inline T ld(const char* p) {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+}
+
+// Reads the 1-D integer `indices` (any stride) into int64 and checks each is in [0, n).
+std::vector<int64_t> checked_indices(const char* fn, const View& indices, int64_t n) {
+    if (indices.ndim != 1) throw std::invalid_argument(std::string(fn) + ": indices must be 1-D.");
+    if (indices.dtype < I8 || indices.dtype > U64)
+        throw type_error(std::string(fn) + ": indices must have an integer dtype; got " +
+                         DT_NAME[indices.dtype] + ".");
+    const int64_t K = indices.shape[0];
+    std::vector<int64_t> idx(static_cast<size_t>(K));
+    View tmp = indices;
+    tmp.dtype = I64;
+    tmp.data = reinterpret_cast<char*>(idx.data());
+    tmp.strides[0] = 1;
+    if (indices.dtype == U64) {
+        // NOTE: uint64 above 2**63 would wrap to negative and pass as "in range" for no one.
+        for (int64_t k = 0; k < K; ++k) {
+            uint64_t v = ld<uint64_t>(indices.data + k * indices.strides[0] * 8);
+            idx[k] = v > uint64_t(INT64_MAX) ? -1 : int64_t(v);
+        }
+    } else {
+        run_cast(indices, tmp);
+    }
+    for (int64_t k = 0; k < K; ++k) {
+        if (idx[k] < 0 || idx[k] >= n) {
+            int64_t shown = idx[k];
+            throw index_error(std::string(fn) + ": index " + std::to_string(shown) +
+                              " is out of bounds for an axis of size " + std::to_string(n) + ".");
+        }
+    }
+    return idx;
+}
+
+template <class T>
+void gather(const View& x, const std::vector<int64_t>& idx, const View& out) {
+    const int64_t M = x.shape[0], K = out.shape[1];
+    const int64_t sm = x.strides[0], sn = x.strides[1];
+    const T* X = reinterpret_cast<const T*>(x.data);
+    T* O = reinterpret_cast<T*>(out.data);
+    const int64_t so = out.strides[0], sk = out.strides[1];
+    parallel_range(M, std::max<int64_t>(1, GRAIN / std::max<int64_t>(K, 1)), [&](int64_t b, int64_t e) {
+        for (int64_t m = b; m < e; ++m)
+            for (int64_t k = 0; k < K; ++k) O[m * so + k * sk] = X[m * sm + idx[k] * sn];
+    });
+}
+
+template <class T>
+void scatter(const View& out, const std::vector<int64_t>& idx, const View& values) {
+    const int64_t M = out.shape[0], K = values.shape[1];
+    T* O = reinterpret_cast<T*>(out.data);
+    const T* V = reinterpret_cast<const T*>(values.data);
+    // NOTE: sequential in (m, k) order, as np.add.at: repeated indices accumulate in order,
+    // and `out` may be any view (even with overlapping rows), so no threads here.
+    for (int64_t m = 0; m < M; ++m)
+        for (int64_t k = 0; k < K; ++k) {
+            T& o = O[m * out.strides[0] + idx[k] * out.strides[1]];
+            o = ops::apply2<ops::add, T>(o, V[m * values.strides[0] + k * values.strides[1]]);
+        }
+}
+
+// NumPy's sort order: NaNs last; complex lexicographic with NaN parts last.
+template <class T> inline bool sort_less(T a, T b) {
+    if constexpr (is_complex_v<T>) {
+        auto ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
+        if (ar < br) return ai == ai || bi != bi;
+        if (ar > br) return bi != bi && ai == ai;
+        if (ar == br || (ar != ar && br != br)) return ai < bi || (bi != bi && ai == ai);
+        return br != br;
+    } else if constexpr (is_f16_v<T>) {
+        float fa = static_cast<float>(a), fb = static_cast<float>(b);
+        return fa < fb || (fb != fb && fa == fa);
+    } else if constexpr (is_float_v<T>) {
+        return a < b || (b != b && a == a);
+    } else {
+        return a < b;
+    }
+}
+
+template <class T>
+void sort_rows(const View& x, const View* values, const View* indices, bool descending,
+               bool stable) {
+    const int64_t M = x.shape[0], K = x.shape[1];
+    auto body = [&](int64_t b, int64_t e) {
+        std::vector<std::pair<T, int64_t>> row(static_cast<size_t>(K));
+        std::vector<int64_t> pos(indices ? static_cast<size_t>(K) : 0);
+        for (int64_t m = b; m < e; ++m) {
+            const T* X = reinterpret_cast<const T*>(x.data) + m * x.strides[0];
+            for (int64_t k = 0; k < K; ++k) row[k] = {X[k * x.strides[1]], k};
+            auto lt = [&](const std::pair<T, int64_t>& p, const std::pair<T, int64_t>& q) {
+                return descending ? sort_less(q.first, p.first) : sort_less(p.first, q.first);
+            };
+            // NOTE: descending with a stable "greater" keeps ties in input order, exactly
+            // what the reference's reverse-argsort-reverse gives; NaNs come first.
+            if (stable || indices) std::stable_sort(row.begin(), row.end(), lt);
+            else std::sort(row.begin(), row.end(), lt);
+            if (values) {
+                T* V = reinterpret_cast<T*>(values->data) + m * values->strides[0];
+                for (int64_t k = 0; k < K; ++k) V[k * values->strides[1]] = row[k].first;
+            }
+            if (indices) {
+                for (int64_t k = 0; k < K; ++k) pos[k] = row[k].second;
+                View src = *indices;
+                src.dtype = I64;
+                src.ndim = 1;
+                src.shape[0] = K;
+                src.strides[0] = 1;
+                src.data = reinterpret_cast<char*>(pos.data());
+                View dst = *indices;
+                dst.ndim = 1;
+                dst.shape[0] = K;
+                dst.strides[0] = indices->strides[1];
+                dst.data = indices->data + m * indices->strides[0] * ITEMSIZE[indices->dtype];
+                kernels().cast[I64][indices->dtype](src.data, 8, dst.data,
+                                                    dst.strides[0] * ITEMSIZE[dst.dtype], K);
+            }
+        }
+    };
+    parallel_range(M, std::max<int64_t>(1, GRAIN / 4 / std::max<int64_t>(K, 1)), body);
+}
+
+template <class F> void dispatch(int dtype, F&& f) {
+    for_each_dtype([&](auto d) {
+        if (decltype(d)::value == dtype) f(typename dt_type<decltype(d)::value>::type{});
+    });
+}
+
+}  // namespace
+
+void run_take(const View& x, const View& indices, const View& out) {
+    if (x.ndim != 2 || out.ndim != 2 || out.shape[0] != x.shape[0] ||
+        indices.ndim != 1 || out.shape[1] != indices.shape[0])
+        throw std::invalid_argument("take: expected x (M, N), indices (K,) and out (M, K).");
+    require_dtype("take", "out", out, x.dtype);
+    std::vector<int64_t> idx = checked_indices("take", indices, x.shape[1]);
+    switch (log2_itemsize(x.dtype)) {
+        case 0: return gather<uint8_t>(x, idx, out);
+        case 1: return gather<uint16_t>(x, idx, out);
+        case 2: return gather<uint32_t>(x, idx, out);
+        case 3: return gather<uint64_t>(x, idx, out);
+        default: return gather<c128>(x, idx, out);
+    }
+}
+
+void run_scatter_add(const View& out, const View& indices, const View& values) {
+    if (out.ndim != 2 || values.ndim != 2 || values.shape[0] != out.shape[0] ||
+        indices.ndim != 1 || values.shape[1] != indices.shape[0])
+        throw std::invalid_argument(
+            "scatter_add: expected out (M, N), indices (K,) and values (M, K).");
+    require_dtype("scatter_add", "values", values, out.dtype);
+    std::vector<int64_t> idx = checked_indices("scatter_add", indices, out.shape[1]);
+    dispatch(out.dtype, [&](auto t) { scatter<decltype(t)>(out, idx, values); });
+}
+
+void run_sort(const View& x, const View* values, const View* indices, bool descending,
+              bool stable) {
+    if (x.ndim != 2) throw std::invalid_argument("sort: expected x of shape (M, K).");
+    if (values) {
+        require_same_shape("sort", x, *values);
+        require_dtype("sort", "values_out", *values, x.dtype);
+    }
+    if (indices) {
+        require_same_shape("sort", x, *indices);
+        if (indices->dtype < I8 || indices->dtype > U64)
+            throw type_error("sort: indices_out must have an integer dtype; got " +
+                             std::string(DT_NAME[indices->dtype]) + ".");
+    }
+    if (!values && !indices) return;
+    dispatch(x.dtype, [&](auto t) { sort_rows<decltype(t)>(x, values, indices, descending, stable); });
+}
+
+// Philox-4x32-10: word i of out is word i % 4 of Philox(key, counter + i / 4).
+void run_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, const View& out) {
+    require_dtype("random_bits", "out", out, U32);
+    if (out.ndim != 1) throw std::invalid_argument("random_bits: out must be 1-D.");
+    const int64_t n = out.shape[0], s = out.strides[0];
+    uint32_t* O = reinterpret_cast<uint32_t*>(out.data);
+    const int64_t blocks = (n + 3) / 4;
+    parallel_range(blocks, GRAIN / 4, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+            uint64_t lo = ctr_lo + uint64_t(i);
+            uint64_t hi = ctr_hi + (lo < ctr_lo ? 1 : 0);
+            uint32_t c0 = uint32_t(lo), c1 = uint32_t(lo >> 32), c2 = uint32_t(hi),
+                     c3 = uint32_t(hi >> 32);
+            uint32_t k0 = uint32_t(key), k1 = uint32_t(key >> 32);
+            for (int r = 0; r < 10; ++r) {
+                uint64_t p0 = uint64_t(0xD2511F53u) * c0, p1 = uint64_t(0xCD9E8D57u) * c2;
+                uint32_t n0 = uint32_t(p1 >> 32) ^ c1 ^ k0, n1 = uint32_t(p1),
+                         n2 = uint32_t(p0 >> 32) ^ c3 ^ k1, n3 = uint32_t(p0);
+                c0 = n0;
+                c1 = n1;
+                c2 = n2;
+                c3 = n3;
+                k0 += 0x9E3779B9u;
+                k1 += 0xBB67AE85u;
+            }
+            const uint32_t w[4] = {c0, c1, c2, c3};
+            for (int j = 0; j < 4 && 4 * i + j < n; ++j) O[(4 * i + j) * s] = w[j];
+        }
+    });
+}
+
+}  // namespace ndp

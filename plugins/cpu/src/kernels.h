@@ -1,0 +1,65 @@
+// Kernel tables. The inner loops (elementwise.cc) and the reductions
+// (reduce.cc) are compiled once per x86-64 ISA level; kernels_for_cpu()
+// picks the best set the running CPU supports.
+#pragma once
+
+#include "common.h"
+#include "ops.h"
+
+namespace ndp {
+
+// One run of n elements; strides in bytes. Inputs may have stride 0.
+using UnaryFn = void (*)(const char* x, int64_t sx, char* o, int64_t so, int64_t n);
+using BinaryFn = void (*)(const char* a, int64_t sa, const char* b, int64_t sb, char* o,
+                          int64_t so, int64_t n);
+using WhereFn = void (*)(const char* c, int64_t sc, const char* a, int64_t sa, const char* b,
+                         int64_t sb, char* o, int64_t so, int64_t n);
+using FillFn = void (*)(char* o, int64_t so, int64_t n, const void* value);
+
+// reduce(op, x (M, K) any strides, out (M,) contiguous of x's dtype (or int64 for arg*)).
+using ReduceFn = void (*)(int op, const View& x, char* out);
+// scan(op, x (M, K) any strides, out (M, K) contiguous of x's dtype).
+using ScanFn = void (*)(int op, const View& x, char* out);
+
+enum ReduceOp : int { R_SUM, R_PROD, R_MAX, R_MIN, R_ARGMAX, R_ARGMIN, R_ANY, R_ALL, NREDUCE };
+enum ScanOp : int { S_CUMSUM, S_CUMPROD, NSCAN };
+
+struct Kernels {
+    const char* isa;
+    UnaryFn unary[ops::NUNARY][NDT];
+    int8_t unary_out[ops::NUNARY][NDT];  // result dtype, -1: unsupported
+    BinaryFn binary[ops::NBINARY][NDT];
+    int8_t binary_out[ops::NBINARY][NDT];
+    UnaryFn cast[NDT][NDT];  // [from][to]
+    UnaryFn copy[5];         // by log2(itemsize)
+    WhereFn where[5];
+    FillFn fill[5];
+    ReduceFn reduce[NDT];
+    ScanFn scan[NDT];
+};
+
+#define NDP_DECLARE_ISA(isa) \
+    namespace isa {          \
+    void fill_elementwise(Kernels& k); \
+    void fill_reduce(Kernels& k);      \
+    }
+NDP_DECLARE_ISA(baseline)
+#if defined(NDP_MULTI_ISA)
+NDP_DECLARE_ISA(v3)
+NDP_DECLARE_ISA(v4)
+#endif
+#undef NDP_DECLARE_ISA
+
+const Kernels& kernels();
+
+inline int log2_itemsize(int dtype) {
+    switch (ITEMSIZE[dtype]) {
+        case 1: return 0;
+        case 2: return 1;
+        case 4: return 2;
+        case 8: return 3;
+        default: return 4;
+    }
+}
+
+}  // namespace ndp

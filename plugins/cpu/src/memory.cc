@@ -1,0 +1,179 @@
+// Aligned allocation with a size-bucketed cache.
+//
+// Sizes round up to classes 2^k * {1, 1.25, 1.5, 1.75} (at most 25% slack), so
+// arrays of similar sizes reuse blocks; freed blocks wait in the cache until it
+// holds more than NDPLANE_CPU_CACHE_MB (default 1024) and are returned to the
+// system on allocation failure. Reused pages are already faulted in, which is
+// most of the cost of a fresh large allocation.
+#include "memory.h"
+
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace ndp {
+
+PyTypeObject* BufferType = nullptr;
+
+namespace {
+
+constexpr int64_t ALIGN = 64;
+
+std::mutex g_mutex;
+std::unordered_map<int64_t, std::vector<void*>> g_cache;
+int64_t g_cached = 0, g_live_buffers = 0, g_live_bytes = 0;
+
+int64_t cache_limit() {
+    static const int64_t limit = [] {
+        const char* env = std::getenv("NDPLANE_CPU_CACHE_MB");
+        int64_t mb = env ? std::atoll(env) : 1024;
+        return (mb < 0 ? 0 : mb) << 20;
+    }();
+    return limit;
+}
+
+int64_t size_class(int64_t n) {
+    if (n <= ALIGN) return ALIGN;
+    int k = 63 - __builtin_clzll(static_cast<unsigned long long>(n - 1));  // 2^k < n <= 2^(k+1)
+    int64_t step = k >= 2 ? (int64_t(1) << (k - 2)) : 1;
+    int64_t c = (n + step - 1) / step * step;
+    return (c + ALIGN - 1) / ALIGN * ALIGN;
+}
+
+void release_all_locked() {
+    for (auto& [cap, blocks] : g_cache)
+        for (void* p : blocks) std::free(p);
+    g_cache.clear();
+    g_cached = 0;
+}
+
+void* take_block(int64_t cap) {
+    {
+        std::lock_guard<std::mutex> lk(g_mutex);
+        auto it = g_cache.find(cap);
+        if (it != g_cache.end() && !it->second.empty()) {
+            void* p = it->second.back();
+            it->second.pop_back();
+            g_cached -= cap;
+            return p;
+        }
+    }
+    void* p = std::aligned_alloc(ALIGN, static_cast<size_t>(cap));
+    if (!p) {
+        std::lock_guard<std::mutex> lk(g_mutex);
+        release_all_locked();
+        p = std::aligned_alloc(ALIGN, static_cast<size_t>(cap));
+    }
+    if (!p) throw std::bad_alloc();
+    return p;
+}
+
+void give_block(void* p, int64_t cap) {
+    std::lock_guard<std::mutex> lk(g_mutex);
+    if (g_cached + cap <= cache_limit()) {
+        g_cache[cap].push_back(p);
+        g_cached += cap;
+    } else {
+        std::free(p);
+    }
+}
+
+void buffer_dealloc(PyObject* self) {
+    auto* b = reinterpret_cast<BufferObject*>(self);
+    if (b->ptr) {
+        if (!b->freed) mark_freed(self);
+        give_block(b->ptr, b->capacity);
+        b->ptr = nullptr;
+    }
+    PyTypeObject* tp = Py_TYPE(self);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+int buffer_getbuffer(PyObject* self, Py_buffer* view, int flags) {
+    auto* b = reinterpret_cast<BufferObject*>(self);
+    return PyBuffer_FillInfo(view, self, b->ptr, static_cast<Py_ssize_t>(b->nbytes), 0, flags);
+}
+
+PyObject* buffer_repr(PyObject* self) {
+    auto* b = reinterpret_cast<BufferObject*>(self);
+    return PyUnicode_FromFormat("<ndplane_cpu.Buffer %lld bytes at %p%s>", (long long)b->nbytes,
+                                (void*)b->ptr, b->freed ? " (freed)" : "");
+}
+
+PyObject* buffer_get_address(PyObject* self, void*) {
+    return PyLong_FromVoidPtr(reinterpret_cast<BufferObject*>(self)->ptr);
+}
+PyObject* buffer_get_nbytes(PyObject* self, void*) {
+    return PyLong_FromLongLong(reinterpret_cast<BufferObject*>(self)->nbytes);
+}
+
+PyGetSetDef buffer_getset[] = {
+    {"address", buffer_get_address, nullptr, "Address of the first byte.", nullptr},
+    {"nbytes", buffer_get_nbytes, nullptr, "Size in bytes.", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+}  // namespace
+
+PyObject* make_buffer_type(const char* module_name) {
+    static std::string name = std::string(module_name) + ".Buffer";
+    static PyType_Slot slots[] = {
+        {Py_tp_dealloc, reinterpret_cast<void*>(buffer_dealloc)},
+        {Py_tp_repr, reinterpret_cast<void*>(buffer_repr)},
+        {Py_tp_getset, buffer_getset},
+        {Py_tp_doc, const_cast<char*>("A block of host memory owned by the ndplane cpu backend.")},
+        {Py_bf_getbuffer, reinterpret_cast<void*>(buffer_getbuffer)},
+        {0, nullptr},
+    };
+    static PyType_Spec spec = {name.c_str(), sizeof(BufferObject), 0, Py_TPFLAGS_DEFAULT, slots};
+    PyObject* t = PyType_FromSpec(&spec);
+    BufferType = reinterpret_cast<PyTypeObject*>(t);
+    return t;
+}
+
+PyObject* new_buffer(int64_t nbytes) {
+    if (nbytes < 0) throw std::invalid_argument("alloc: nbytes must be >= 0.");
+    if (nbytes > (int64_t(1) << 60)) throw std::bad_alloc();
+    const int64_t cap = size_class(nbytes);
+    void* p = take_block(cap);
+    PyObject* obj = BufferType->tp_alloc(BufferType, 0);
+    if (!obj) {
+        give_block(p, cap);
+        return nullptr;
+    }
+    auto* b = reinterpret_cast<BufferObject*>(obj);
+    b->ptr = static_cast<char*>(p);
+    b->nbytes = nbytes;
+    b->capacity = cap;
+    b->freed = false;
+    std::lock_guard<std::mutex> lk(g_mutex);
+    ++g_live_buffers;
+    g_live_bytes += nbytes;
+    return obj;
+}
+
+void mark_freed(PyObject* buffer) {
+    auto* b = reinterpret_cast<BufferObject*>(buffer);
+    if (b->freed) return;
+    b->freed = true;
+    std::lock_guard<std::mutex> lk(g_mutex);
+    --g_live_buffers;
+    g_live_bytes -= b->nbytes;
+}
+
+MemoryStats memory_stats() {
+    std::lock_guard<std::mutex> lk(g_mutex);
+    return {g_live_buffers, g_live_bytes, g_cached};
+}
+
+void empty_cache() {
+    std::lock_guard<std::mutex> lk(g_mutex);
+    release_all_locked();
+}
+
+}  // namespace ndp

@@ -1,0 +1,34 @@
+// Host buffers: 64-byte aligned blocks with a size-bucketed cache, handed to
+// Python as `Buffer` objects (which export the buffer protocol, so NumPy can
+// view them without a copy).
+#pragma once
+
+#include <Python.h>
+
+#include <cstdint>
+
+namespace ndp {
+
+struct BufferObject {
+    PyObject_HEAD
+    char* ptr;
+    int64_t nbytes;    // what was asked for
+    int64_t capacity;  // the size class actually held
+    bool freed;        // Backend.free() was called (stats only; memory lives until dealloc)
+};
+
+extern PyTypeObject* BufferType;
+
+// Creates the Buffer type; returns it (a new reference) or nullptr with an exception set.
+PyObject* make_buffer_type(const char* module_name);
+// A new Buffer of nbytes; throws std::bad_alloc when the memory cannot be had.
+PyObject* new_buffer(int64_t nbytes);
+void mark_freed(PyObject* buffer);
+
+struct MemoryStats {
+    int64_t buffers, bytes, cached_bytes;
+};
+MemoryStats memory_stats();
+void empty_cache();
+
+}  // namespace ndp

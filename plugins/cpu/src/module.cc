@@ -1,0 +1,556 @@
+// The Python module ndplane_cpu._native: reads Refs, converts scalars, picks
+// the kernel table for this CPU and releases the GIL around large kernels.
+//
+// Every kernel entry point takes the protocol's Refs directly, so the Python
+// adapter forwards calls without a Python frame. A Ref's slots are read at their
+// member offsets (looked up once in init()), which costs a few nanoseconds
+// instead of an attribute lookup each; any other object with the same
+// attributes works through getattr.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <structmember.h>
+#include <cblas.h>
+
+#include <unordered_map>
+
+#include "driver.h"
+#include "memory.h"
+
+namespace nb = nanobind;
+
+namespace ndp {
+
+const Kernels& kernels() {
+    static const Kernels k = [] {
+        Kernels t{};
+        t.isa = "baseline";
+        baseline::fill_elementwise(t);
+        baseline::fill_reduce(t);
+#if defined(NDP_MULTI_ISA)
+        __builtin_cpu_init();
+        const bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                        __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("f16c");
+        const bool v4 = v3 && __builtin_cpu_supports("avx512f") &&
+                        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+                        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd");
+        const char* force = std::getenv("NDPLANE_CPU_ISA");  // "baseline", "v3" or "v4"
+        std::string want = force ? force : (v4 ? "v4" : v3 ? "v3" : "baseline");
+        if (want == "v4" && v4) {
+            v4::fill_elementwise(t);
+            v4::fill_reduce(t);
+            t.isa = "x86-64-v4";
+        } else if ((want == "v3" || want == "v4") && v3) {
+            v3::fill_elementwise(t);
+            v3::fill_reduce(t);
+            t.isa = "x86-64-v3";
+        }
+#endif
+        return t;
+    }();
+    return k;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Ref parsing
+// ---------------------------------------------------------------------------
+enum Field { F_BUFFER, F_DTYPE, F_SHAPE, F_STRIDES, F_OFFSET, NFIELD };
+const char* const FIELD_NAMES[NFIELD] = {"buffer", "dtype", "shape", "strides", "offset"};
+
+PyTypeObject* g_ref_type = nullptr;
+Py_ssize_t g_offsets[NFIELD];
+PyObject* g_dtypes[NDT] = {};
+PyObject* g_oom = nullptr;  // ndplane.OutOfMemoryError
+std::string g_device = "cpu:0";
+
+constexpr int64_t GIL_THRESHOLD = GRAIN;
+
+struct Owned {
+    PyObject* p[NFIELD] = {};
+    ~Owned() {
+        for (PyObject* o : p) Py_XDECREF(o);
+    }
+};
+
+[[noreturn]] void raise_current() { throw nb::python_error(); }
+
+int dtype_code(PyObject* dt) {
+    for (int i = 0; i < NDT; ++i)
+        if (g_dtypes[i] == dt) return i;
+    PyObject* name = PyObject_GetAttrString(dt, "name");
+    if (!name) raise_current();
+    const char* s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : nullptr;
+    int code = -1;
+    for (int i = 0; s && i < NDT; ++i)
+        if (std::strcmp(s, DT_NAME[i]) == 0) code = i;
+    Py_DECREF(name);
+    if (code < 0) throw type_error("ndplane_cpu: unsupported dtype in a Ref.");
+    return code;
+}
+
+int64_t as_int(PyObject* o, const char* what) {
+    long long v = PyLong_AsLongLong(o);
+    if (v == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        throw type_error(std::string("ndplane_cpu: a Ref's ") + what + " must hold integers.");
+    }
+    return v;
+}
+
+bool is_ref(PyObject* o) {
+    return (g_ref_type && PyObject_TypeCheck(o, g_ref_type)) ||
+           (!PyNumber_Check(o) && PyObject_HasAttrString(o, "buffer"));
+}
+
+void parse(PyObject* ref, View& v, const char* what) {
+    PyObject* f[NFIELD];
+    Owned owned;
+    if (g_ref_type && PyObject_TypeCheck(ref, g_ref_type)) {
+        for (int i = 0; i < NFIELD; ++i) {
+            f[i] = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(ref) + g_offsets[i]);
+            if (!f[i]) throw std::invalid_argument(std::string(what) + ": Ref has no " + FIELD_NAMES[i]);
+        }
+    } else {
+        for (int i = 0; i < NFIELD; ++i) {
+            owned.p[i] = f[i] = PyObject_GetAttrString(ref, FIELD_NAMES[i]);
+            if (!f[i]) raise_current();
+        }
+    }
+    if (Py_TYPE(f[F_BUFFER]) != BufferType)
+        throw type_error(std::string(what) + ": the Ref's buffer does not belong to the cpu backend.");
+    auto* buf = reinterpret_cast<BufferObject*>(f[F_BUFFER]);
+    v.dtype = dtype_code(f[F_DTYPE]);
+    PyObject* shape = f[F_SHAPE];
+    PyObject* strides = f[F_STRIDES];
+    if (!PyTuple_Check(shape) || !PyTuple_Check(strides))
+        throw type_error(std::string(what) + ": a Ref's shape and strides must be tuples.");
+    const Py_ssize_t nd = PyTuple_GET_SIZE(shape);
+    if (nd > MAXDIM || PyTuple_GET_SIZE(strides) != nd)
+        throw std::invalid_argument(std::string(what) +
+                                    ": a Ref's strides must match its shape (at most 64 axes).");
+    v.ndim = static_cast<int>(nd);
+    const int64_t offset = as_int(f[F_OFFSET], "offset");
+    const int64_t isz = ITEMSIZE[v.dtype];
+    int64_t size = 1;
+    __int128 lo = offset, hi = offset;
+    for (Py_ssize_t d = 0; d < nd; ++d) {
+        int64_t n = as_int(PyTuple_GET_ITEM(shape, d), "shape");
+        int64_t s = as_int(PyTuple_GET_ITEM(strides, d), "strides");
+        if (n < 0) throw std::invalid_argument(std::string(what) + ": negative dimension in a Ref.");
+        if (__builtin_mul_overflow(size, n, &size))
+            throw std::invalid_argument(std::string(what) + ": a Ref's size overflows.");
+        v.shape[d] = n;
+        v.strides[d] = s;
+        if (n > 0) {
+            __int128 ext = static_cast<__int128>(n - 1) * s;
+            (ext < 0 ? lo : hi) += ext;
+        }
+    }
+    v.size = size;
+    if (size > 0 && (lo < 0 || (hi + 1) * isz > buf->nbytes))
+        throw std::invalid_argument(std::string(what) + ": the Ref reaches outside its buffer.");
+    v.data = buf->ptr + (size > 0 ? offset * isz : 0);
+}
+
+// ---------------------------------------------------------------------------
+// Python scalars
+// ---------------------------------------------------------------------------
+struct PyNumberValue {
+    enum { INT, UINT, FLOAT, COMPLEX } kind;
+    int64_t i;
+    uint64_t u;
+    double f;
+    c128 c;
+};
+
+PyNumberValue read_number(PyObject* o, int dtype) {
+    PyNumberValue v{};
+    if (PyBool_Check(o)) {
+        v.kind = PyNumberValue::INT;
+        v.i = o == Py_True;
+    } else if (PyLong_Check(o)) {
+        int overflow = 0;
+        v.i = PyLong_AsLongLongAndOverflow(o, &overflow);
+        v.kind = PyNumberValue::INT;
+        if (overflow > 0) {
+            v.u = PyLong_AsUnsignedLongLong(o);
+            v.kind = PyNumberValue::UINT;
+            if (v.u == static_cast<uint64_t>(-1) && PyErr_Occurred()) {
+                PyErr_Clear();
+                overflow = 1;
+            } else {
+                overflow = 0;
+            }
+        }
+        if (overflow) {
+            if (dtype < F16) throw std::overflow_error("ndplane_cpu: Python int out of range of the dtype.");
+            v.kind = PyNumberValue::FLOAT;
+            v.f = PyLong_AsDouble(o);
+            if (v.f == -1.0 && PyErr_Occurred()) raise_current();
+        }
+    } else if (PyFloat_Check(o)) {
+        v.kind = PyNumberValue::FLOAT;
+        v.f = PyFloat_AS_DOUBLE(o);
+    } else if (PyComplex_Check(o) || dtype >= C64) {
+        Py_complex c = PyComplex_AsCComplex(o);
+        if (c.real == -1.0 && PyErr_Occurred()) raise_current();
+        v.kind = PyNumberValue::COMPLEX;
+        v.c = c128(c.real, c.imag);
+    } else if (dtype >= F16) {
+        v.kind = PyNumberValue::FLOAT;
+        v.f = PyFloat_AsDouble(o);
+        if (v.f == -1.0 && PyErr_Occurred()) raise_current();
+    } else if (dtype == BOOL) {
+        int t = PyObject_IsTrue(o);
+        if (t < 0) raise_current();
+        v.kind = PyNumberValue::INT;
+        v.i = t;
+    } else {
+        PyObject* idx = PyNumber_Index(o);
+        if (!idx) raise_current();
+        PyNumberValue r = read_number(idx, dtype);
+        Py_DECREF(idx);
+        return r;
+    }
+    return v;
+}
+
+void scalar_to(PyObject* o, int dtype, Scalar& s) {
+    PyNumberValue v = read_number(o, dtype);
+    std::memset(s.storage, 0, sizeof(s.storage));
+    for_each_dtype([&](auto d) {
+        constexpr int D = decltype(d)::value;
+        using T = typename dt_type<D>::type;
+        if (D != dtype) return;
+        T t;
+        switch (v.kind) {
+            case PyNumberValue::INT: t = convert<T>(v.i); break;
+            case PyNumberValue::UINT: t = convert<T>(v.u); break;
+            case PyNumberValue::FLOAT: t = convert<T>(v.f); break;
+            default: t = convert<T>(v.c); break;
+        }
+        std::memcpy(s.storage, &t, sizeof(T));
+    });
+}
+
+View scalar_view(const View& like, int dtype, Scalar& s) {
+    View v = like;
+    v.dtype = dtype;
+    v.data = reinterpret_cast<char*>(s.storage);
+    for (int d = 0; d < v.ndim; ++d) v.strides[d] = 0;
+    return v;
+}
+
+// ---------------------------------------------------------------------------
+// Op names: interned strings compare by pointer; others by content.
+// ---------------------------------------------------------------------------
+struct OpTable {
+    std::unordered_map<PyObject*, int> by_ptr;
+    std::unordered_map<std::string, int> by_name;
+    const char* kind;
+    void add(const char* name, int code) {
+        PyObject* s = PyUnicode_InternFromString(name);  // kept alive for the process
+        by_ptr[s] = code;
+        by_name[name] = code;
+    }
+    int lookup(PyObject* op) const {
+        auto it = by_ptr.find(op);
+        if (it != by_ptr.end()) return it->second;
+        if (!PyUnicode_Check(op)) throw type_error(std::string(kind) + ": op must be a str.");
+        auto jt = by_name.find(PyUnicode_AsUTF8(op));
+        if (jt == by_name.end())
+            throw std::invalid_argument(std::string(kind) + ": unknown op '" + PyUnicode_AsUTF8(op) + "'.");
+        return jt->second;
+    }
+};
+OpTable g_unary, g_binary, g_reduce, g_scan;
+
+void init_op_tables() {
+    g_unary.kind = "unary";
+    g_binary.kind = "binary";
+    g_reduce.kind = "reduce";
+    g_scan.kind = "scan";
+#define X(n) g_unary.add(#n, ops::u_##n);
+    NDP_UNARY_OPS(X)
+#undef X
+#define X(n) g_binary.add(#n, ops::b_##n);
+    NDP_BINARY_OPS(X)
+#undef X
+    const char* rn[] = {"sum", "prod", "max", "min", "argmax", "argmin", "any", "all"};
+    for (int i = 0; i < NREDUCE; ++i) g_reduce.add(rn[i], i);
+    g_scan.add("cumulative_sum", S_CUMSUM);
+    g_scan.add("cumulative_prod", S_CUMPROD);
+}
+
+// Runs f with the GIL released when the work is large.
+template <class F> void maybe_release(int64_t work, F&& f) {
+    if (work >= GIL_THRESHOLD) {
+        nb::gil_scoped_release release;
+        f();
+    } else {
+        f();
+    }
+}
+
+// ---------------------------------------------------------------------------
+// entry points
+// ---------------------------------------------------------------------------
+nb::object py_alloc(nb::handle nbytes) {
+    int64_t n = as_int(nbytes.ptr(), "nbytes");
+    PyObject* b = nullptr;
+    try {
+        b = new_buffer(n);
+    } catch (const std::bad_alloc&) {
+        MemoryStats s = memory_stats();
+        PyErr_Format(g_oom ? g_oom : PyExc_MemoryError,
+                     "%s: out of memory allocating %lld bytes (%lld bytes in %lld live buffers).",
+                     g_device.c_str(), (long long)n, (long long)s.bytes, (long long)s.buffers);
+        raise_current();
+    }
+    if (!b) raise_current();
+    return nb::steal(b);
+}
+
+void py_free(nb::handle buffer) {
+    if (Py_TYPE(buffer.ptr()) != BufferType) throw type_error("free: not a cpu buffer.");
+    mark_freed(buffer.ptr());
+}
+
+nb::object py_from_host(nb::handle array) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(array.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) raise_current();
+    struct Release {
+        Py_buffer* v;
+        ~Release() { PyBuffer_Release(v); }
+    } release{&view};
+    nb::object b = py_alloc(nb::int_(static_cast<int64_t>(view.len)));
+    auto* buf = reinterpret_cast<BufferObject*>(b.ptr());
+    maybe_release(view.len / 8, [&] { std::memcpy(buf->ptr, view.buf, static_cast<size_t>(view.len)); });
+    return b;
+}
+
+void py_unary(nb::handle op, nb::handle x, nb::handle out) {
+    View vx, vo;
+    int code = g_unary.lookup(op.ptr());
+    parse(x.ptr(), vx, "unary");
+    parse(out.ptr(), vo, "unary");
+    maybe_release(vo.size, [&] { run_unary(code, vx, vo); });
+}
+
+void py_binary(nb::handle op, nb::handle a, nb::handle b, nb::handle out) {
+    View va, vb, vo;
+    Scalar sa, sb;
+    int code = g_binary.lookup(op.ptr());
+    parse(out.ptr(), vo, "binary");
+    const bool ra = is_ref(a.ptr()), rb = is_ref(b.ptr());
+    if (ra) parse(a.ptr(), va, "binary");
+    if (rb) parse(b.ptr(), vb, "binary");
+    if (!ra && !rb) throw type_error("binary: at least one operand must be a Ref.");
+    if (!ra) {
+        scalar_to(a.ptr(), vb.dtype, sa);
+        va = scalar_view(vo, vb.dtype, sa);
+    }
+    if (!rb) {
+        scalar_to(b.ptr(), va.dtype, sb);
+        vb = scalar_view(vo, va.dtype, sb);
+    }
+    maybe_release(vo.size, [&] { run_binary(code, va, vb, vo); });
+}
+
+void py_where(nb::handle cond, nb::handle a, nb::handle b, nb::handle out) {
+    View vc, va, vb, vo;
+    Scalar sa, sb;
+    parse(out.ptr(), vo, "where");
+    parse(cond.ptr(), vc, "where");
+    if (is_ref(a.ptr())) parse(a.ptr(), va, "where");
+    else va = (scalar_to(a.ptr(), vo.dtype, sa), scalar_view(vo, vo.dtype, sa));
+    if (is_ref(b.ptr())) parse(b.ptr(), vb, "where");
+    else vb = (scalar_to(b.ptr(), vo.dtype, sb), scalar_view(vo, vo.dtype, sb));
+    maybe_release(vo.size, [&] { run_where(vc, va, vb, vo); });
+}
+
+void py_cast(nb::handle x, nb::handle out) {
+    View vx, vo;
+    parse(x.ptr(), vx, "cast");
+    parse(out.ptr(), vo, "cast");
+    maybe_release(vo.size, [&] { run_cast(vx, vo); });
+}
+
+void py_copy(nb::handle src, nb::handle dst) {
+    View vs, vd;
+    parse(src.ptr(), vs, "copy");
+    parse(dst.ptr(), vd, "copy");
+    maybe_release(vd.size, [&] { run_copy(vs, vd); });
+}
+
+void py_fill(nb::handle dst, nb::handle value) {
+    View vd;
+    Scalar s;
+    parse(dst.ptr(), vd, "fill");
+    scalar_to(value.ptr(), vd.dtype, s);
+    maybe_release(vd.size, [&] { run_fill(vd, s.storage); });
+}
+
+void py_reduce(nb::handle op, nb::handle x, nb::handle out) {
+    View vx, vo;
+    int code = g_reduce.lookup(op.ptr());
+    parse(x.ptr(), vx, "reduce");
+    parse(out.ptr(), vo, "reduce");
+    maybe_release(vx.size, [&] { run_reduce(code, vx, vo); });
+}
+
+void py_scan(nb::handle op, nb::handle x, nb::handle out) {
+    View vx, vo;
+    int code = g_scan.lookup(op.ptr());
+    parse(x.ptr(), vx, "scan");
+    parse(out.ptr(), vo, "scan");
+    maybe_release(vx.size, [&] { run_scan(code, vx, vo); });
+}
+
+void py_matmul(nb::handle a, nb::handle b, nb::handle out) {
+    View va, vb, vo;
+    parse(a.ptr(), va, "matmul");
+    parse(b.ptr(), vb, "matmul");
+    parse(out.ptr(), vo, "matmul");
+    const int64_t k = va.ndim == 3 ? va.shape[2] : 0;
+    maybe_release(vo.size * (k + 1), [&] { run_matmul(va, vb, vo); });
+}
+
+void py_take(nb::handle x, nb::handle indices, nb::handle out) {
+    View vx, vi, vo;
+    parse(x.ptr(), vx, "take");
+    parse(indices.ptr(), vi, "take");
+    parse(out.ptr(), vo, "take");
+    maybe_release(vo.size, [&] { run_take(vx, vi, vo); });
+}
+
+void py_scatter_add(nb::handle out, nb::handle indices, nb::handle values) {
+    View vo, vi, vv;
+    parse(out.ptr(), vo, "scatter_add");
+    parse(indices.ptr(), vi, "scatter_add");
+    parse(values.ptr(), vv, "scatter_add");
+    maybe_release(vv.size, [&] { run_scatter_add(vo, vi, vv); });
+}
+
+void py_sort(nb::handle x, nb::handle values, nb::handle indices, bool descending, bool stable) {
+    View vx, vv, vi;
+    parse(x.ptr(), vx, "sort");
+    const bool hv = !values.is_none(), hi = !indices.is_none();
+    if (hv) parse(values.ptr(), vv, "sort");
+    if (hi) parse(indices.ptr(), vi, "sort");
+    maybe_release(vx.size * 4, [&] { run_sort(vx, hv ? &vv : nullptr, hi ? &vi : nullptr, descending, stable); });
+}
+
+void py_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, nb::handle out) {
+    View vo;
+    parse(out.ptr(), vo, "random_bits");
+    maybe_release(vo.size, [&] { run_random_bits(key, ctr_lo, ctr_hi, vo); });
+}
+
+void py_init(nb::handle ref_type, nb::handle dtypes, nb::handle oom, std::string device) {
+    g_ref_type = nullptr;
+    for (int i = 0; i < NFIELD; ++i) {
+        PyObject* d = PyObject_GetAttrString(ref_type.ptr(), FIELD_NAMES[i]);
+        if (!d) {
+            PyErr_Clear();
+            return;  // not a slotted Ref: every Ref goes through getattr
+        }
+        bool ok = Py_TYPE(d) == &PyMemberDescr_Type &&
+                  reinterpret_cast<PyMemberDescrObject*>(d)->d_member->type == T_OBJECT_EX;
+        if (ok) g_offsets[i] = reinterpret_cast<PyMemberDescrObject*>(d)->d_member->offset;
+        Py_DECREF(d);
+        if (!ok) return;
+    }
+    if (!PyType_Check(ref_type.ptr())) return;
+    Py_INCREF(ref_type.ptr());
+    g_ref_type = reinterpret_cast<PyTypeObject*>(ref_type.ptr());
+    nb::tuple dt = nb::borrow<nb::tuple>(dtypes);
+    if (dt.size() != NDT) throw std::invalid_argument("init: expected the 14 dtypes of ndplane.ALL_DTYPES.");
+    for (int i = 0; i < NDT; ++i) {
+        g_dtypes[i] = dt[i].ptr();
+        Py_INCREF(g_dtypes[i]);
+    }
+    Py_XINCREF(oom.ptr());
+    g_oom = oom.ptr();
+    g_device = device;
+}
+
+nb::dict op_dtypes() {
+    const Kernels& k = kernels();
+    nb::dict out;
+    auto table = [&](auto names, int n, auto pred) {
+        nb::dict d;
+        for (int i = 0; i < n; ++i) {
+            nb::list l;
+            for (int t = 0; t < NDT; ++t)
+                if (pred(i, t)) l.append(DT_NAME[t]);
+            d[names[i]] = l;
+        }
+        return d;
+    };
+    const char* un[] = {
+#define X(n) #n,
+        NDP_UNARY_OPS(X)
+#undef X
+    };
+    const char* bn[] = {
+#define X(n) #n,
+        NDP_BINARY_OPS(X)
+#undef X
+    };
+    out["unary"] = table(un, ops::NUNARY, [&](int i, int t) { return k.unary[i][t] != nullptr; });
+    out["binary"] = table(bn, ops::NBINARY, [&](int i, int t) { return k.binary[i][t] != nullptr; });
+    return out;
+}
+
+}  // namespace
+}  // namespace ndp
+
+NB_MODULE(_native, m) {
+    using namespace ndp;
+    m.doc() = "C++ kernels of the ndplane cpu backend.";
+    nb::object buffer_type = nb::steal(make_buffer_type("ndplane_cpu._native"));
+    if (!buffer_type.is_valid()) throw nb::python_error();
+    m.attr("Buffer") = buffer_type;
+    init_op_tables();
+    nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+        try {
+            std::rethrow_exception(p);
+        } catch (const type_error& e) {
+            PyErr_SetString(PyExc_TypeError, e.what());
+        } catch (const index_error& e) {
+            PyErr_SetString(PyExc_IndexError, e.what());
+        }
+    });
+    m.def("init", &py_init, "Register the Ref class, the dtype singletons, OutOfMemoryError and the device name.");
+    m.def("alloc", &py_alloc);
+    m.def("free", &py_free);
+    m.def("from_host", &py_from_host);
+    m.def("copy", &py_copy);
+    m.def("fill", &py_fill);
+    m.def("unary", &py_unary);
+    m.def("binary", &py_binary);
+    m.def("where", &py_where);
+    m.def("cast", &py_cast);
+    m.def("reduce", &py_reduce);
+    m.def("scan", &py_scan);
+    m.def("matmul", &py_matmul);
+    m.def("take", &py_take);
+    m.def("scatter_add", &py_scatter_add);
+    m.def("sort", &py_sort);
+    m.def("random_bits", &py_random_bits);
+    m.def("op_dtypes", &op_dtypes, "{'unary': {op: [dtype names]}, 'binary': {...}} of native loops.");
+    m.def("memory_stats", [] {
+        MemoryStats s = memory_stats();
+        return std::make_tuple(s.buffers, s.bytes, s.cached_bytes);
+    });
+    m.def("empty_cache", &empty_cache);
+    m.def("isa", [] { return std::string(kernels().isa); });
+    m.def("num_threads", &num_threads);
+    m.def("set_num_threads", [](int n) {
+        set_num_threads(n);
+        scipy_openblas_set_num_threads(num_threads());
+    });
+}

@@ -1,0 +1,351 @@
+// Reductions and scans over the last axis, compiled once per ISA level.
+//
+// reduce(op, x, out): x (M, K) with any element strides, out (M,) contiguous:
+//   sum/prod/max/min of x's dtype (the driver casts x first when out is wider),
+//   argmax/argmin as int64, any/all as bool.
+// Rows are reduced in place when K is the unit-stride axis ("horizontal", NumPy's
+// pairwise summation); when M is the unit-stride axis (a transposed view, i.e. a
+// reduction over axis 0) whole rows are accumulated "vertically" into a vector
+// of M accumulators, with blocks of rows summed pairwise.
+// scan(op, x, out): x (M, K) any strides, out (M, K) contiguous of x's dtype.
+#include <algorithm>
+#include <vector>
+
+#include "kernels.h"
+
+#ifndef NDP_ISA
+#define NDP_ISA baseline
+#endif
+
+namespace ndp::NDP_ISA {
+namespace {
+
+template <class T> inline T ld(const char* p) {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+}
+
+template <class A, class T> inline A load_acc(const char* p) {
+    if constexpr (std::is_same_v<A, T>) return ld<T>(p);
+    else return static_cast<A>(ld<T>(p));
+}
+
+// NumPy's pairwise summation: 8 accumulators over blocks of at most 128.
+template <class A, class T> A pairwise_sum(const char* p, int64_t n, int64_t s) {
+    if (n < 8) {
+        A r = A(0);
+        for (int64_t i = 0; i < n; ++i) r = ops::add::f(r, load_acc<A, T>(p + i * s));
+        return r;
+    }
+    if (n <= 128) {
+        A r[8];
+        for (int j = 0; j < 8; ++j) r[j] = load_acc<A, T>(p + j * s);
+        int64_t i = 8;
+        if (s == sizeof(T)) {
+            const T* P = reinterpret_cast<const T*>(p);
+            for (; i + 8 <= n; i += 8)
+                for (int j = 0; j < 8; ++j) r[j] = ops::add::f(r[j], static_cast<A>(P[i + j]));
+        } else {
+            for (; i + 8 <= n; i += 8)
+                for (int j = 0; j < 8; ++j)
+                    r[j] = ops::add::f(r[j], load_acc<A, T>(p + (i + j) * s));
+        }
+        using ops::add;
+        A res = add::f(add::f(add::f(r[0], r[1]), add::f(r[2], r[3])),
+                       add::f(add::f(r[4], r[5]), add::f(r[6], r[7])));
+        for (; i < n; ++i) res = ops::add::f(res, load_acc<A, T>(p + i * s));
+        return res;
+    }
+    int64_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return ops::add::f(pairwise_sum<A, T>(p, n2, s), pairwise_sum<A, T>(p + n2 * s, n - n2, s));
+}
+
+template <class A> inline bool nan_of(A v) { return is_nan(v); }
+template <class A> inline bool greater(A a, A b) {
+    if constexpr (is_complex_v<A>) return ops::clt(b, a);
+    else return a > b;
+}
+
+// Sequential fold of one row with a binary op (prod, max, min).
+template <class Op, class A, class T> A fold(const char* p, int64_t n, int64_t s, A init) {
+    A r = init;
+    for (int64_t i = 0; i < n; ++i) r = Op::f(r, load_acc<A, T>(p + i * s));
+    return r;
+}
+
+// First index of the extreme; NaN counts as the extreme. Returns (index, value).
+template <bool Max, class A, class T>
+std::pair<int64_t, A> arg_extreme(const char* p, int64_t n, int64_t s) {
+    A best = load_acc<A, T>(p);
+    int64_t bi = 0;
+    if (nan_of(best)) return {0, best};
+    for (int64_t i = 1; i < n; ++i) {
+        A v = load_acc<A, T>(p + i * s);
+        if (nan_of(v)) return {i, v};
+        if (Max ? greater(v, best) : greater(best, v)) {
+            best = v;
+            bi = i;
+        }
+    }
+    return {bi, best};
+}
+
+template <class T> bool any_row(const char* p, int64_t n, int64_t s) {
+    for (int64_t i = 0; i < n; ++i)
+        if (truthy(ld<T>(p + i * s))) return true;
+    return false;
+}
+template <class T> bool all_row(const char* p, int64_t n, int64_t s) {
+    for (int64_t i = 0; i < n; ++i)
+        if (!truthy(ld<T>(p + i * s))) return false;
+    return true;
+}
+
+template <class A, class T> inline void store(char* out, int64_t m, A v) {
+    reinterpret_cast<T*>(out)[m] = static_cast<T>(v);
+}
+
+// Horizontal: one row [k0, k1) at a time.
+template <class T>
+void reduce_rows(int op, const char* base, int64_t m0, int64_t m1, int64_t K, int64_t sm,
+                 int64_t sk, char* out) {
+    using A = compute_t<T>;
+    for (int64_t m = m0; m < m1; ++m) {
+        const char* p = base + m * sm;
+        switch (op) {
+            case R_SUM: store<A, T>(out, m, pairwise_sum<A, T>(p, K, sk)); break;
+            case R_PROD: store<A, T>(out, m, fold<ops::multiply, A, T>(p, K, sk, A(1))); break;
+            case R_MAX:
+                store<A, T>(out, m, fold<ops::maximum, A, T>(p + sk, K - 1, sk, load_acc<A, T>(p)));
+                break;
+            case R_MIN:
+                store<A, T>(out, m, fold<ops::minimum, A, T>(p + sk, K - 1, sk, load_acc<A, T>(p)));
+                break;
+            case R_ARGMAX:
+                reinterpret_cast<int64_t*>(out)[m] = arg_extreme<true, A, T>(p, K, sk).first;
+                break;
+            case R_ARGMIN:
+                reinterpret_cast<int64_t*>(out)[m] = arg_extreme<false, A, T>(p, K, sk).first;
+                break;
+            case R_ANY: reinterpret_cast<bool*>(out)[m] = any_row<T>(p, K, sk); break;
+            case R_ALL: reinterpret_cast<bool*>(out)[m] = all_row<T>(p, K, sk); break;
+        }
+    }
+}
+
+// Vertical: columns [m0, m1) of rows [k0, k1) accumulated into acc (unit stride on M).
+template <class T>
+void sum_vertical(const char* base, int64_t m0, int64_t m1, int64_t k0, int64_t k1, int64_t sk,
+                  compute_t<T>* acc) {
+    using A = compute_t<T>;
+    const int64_t w = m1 - m0;
+    if (k1 - k0 <= 64) {
+        for (int64_t j = 0; j < w; ++j) acc[j] = A(0);
+        for (int64_t k = k0; k < k1; ++k) {
+            const T* row = reinterpret_cast<const T*>(base + k * sk) + m0;
+            for (int64_t j = 0; j < w; ++j) acc[j] = ops::add::f(acc[j], static_cast<A>(row[j]));
+        }
+        return;
+    }
+    int64_t mid = k0 + (k1 - k0) / 2;
+    std::vector<A> tmp(static_cast<size_t>(w));
+    sum_vertical<T>(base, m0, m1, k0, mid, sk, acc);
+    sum_vertical<T>(base, m0, m1, mid, k1, sk, tmp.data());
+    for (int64_t j = 0; j < w; ++j) acc[j] = ops::add::f(acc[j], tmp[j]);
+}
+
+template <class T>
+void reduce_vertical(int op, const char* base, int64_t m0, int64_t m1, int64_t K, int64_t sk,
+                     char* out) {
+    using A = compute_t<T>;
+    const int64_t w = m1 - m0;
+    std::vector<A> acc(static_cast<size_t>(w));
+    const T* first = reinterpret_cast<const T*>(base) + m0;
+    auto row = [&](int64_t k) { return reinterpret_cast<const T*>(base + k * sk) + m0; };
+    switch (op) {
+        case R_SUM: sum_vertical<T>(base, m0, m1, 0, K, sk, acc.data()); break;
+        case R_PROD:
+            for (int64_t j = 0; j < w; ++j) acc[j] = A(1);
+            for (int64_t k = 0; k < K; ++k) {
+                const T* r = row(k);
+                for (int64_t j = 0; j < w; ++j)
+                    acc[j] = ops::multiply::f(acc[j], static_cast<A>(r[j]));
+            }
+            break;
+        case R_MAX:
+        case R_MIN:
+            for (int64_t j = 0; j < w; ++j) acc[j] = static_cast<A>(first[j]);
+            for (int64_t k = 1; k < K; ++k) {
+                const T* r = row(k);
+                if (op == R_MAX)
+                    for (int64_t j = 0; j < w; ++j)
+                        acc[j] = ops::maximum::f(acc[j], static_cast<A>(r[j]));
+                else
+                    for (int64_t j = 0; j < w; ++j)
+                        acc[j] = ops::minimum::f(acc[j], static_cast<A>(r[j]));
+            }
+            break;
+        case R_ARGMAX:
+        case R_ARGMIN: {
+            int64_t* idx = reinterpret_cast<int64_t*>(out) + m0;
+            for (int64_t j = 0; j < w; ++j) {
+                acc[j] = static_cast<A>(first[j]);
+                idx[j] = 0;
+            }
+            for (int64_t k = 1; k < K; ++k) {
+                const T* r = row(k);
+                for (int64_t j = 0; j < w; ++j) {
+                    A v = static_cast<A>(r[j]);
+                    bool take = !nan_of(acc[j]) &&
+                                (nan_of(v) || (op == R_ARGMAX ? greater(v, acc[j])
+                                                              : greater(acc[j], v)));
+                    if (take) {
+                        acc[j] = v;
+                        idx[j] = k;
+                    }
+                }
+            }
+            return;
+        }
+        case R_ANY:
+        case R_ALL: {
+            bool* o = reinterpret_cast<bool*>(out) + m0;
+            const bool init = op == R_ALL;
+            for (int64_t j = 0; j < w; ++j) o[j] = init;
+            for (int64_t k = 0; k < K; ++k) {
+                const T* r = row(k);
+                if (op == R_ANY)
+                    for (int64_t j = 0; j < w; ++j) o[j] = o[j] || truthy(r[j]);
+                else
+                    for (int64_t j = 0; j < w; ++j) o[j] = o[j] && truthy(r[j]);
+            }
+            return;
+        }
+    }
+    for (int64_t j = 0; j < w; ++j) store<A, T>(out, m0 + j, acc[j]);
+}
+
+// Few long rows: split each row into parts reduced in parallel, then combine.
+template <class T>
+void reduce_split(int op, const char* p, int64_t K, int64_t sk, char* out, int64_t m) {
+    using A = compute_t<T>;
+    const int64_t parts = std::min<int64_t>(int64_t(num_threads()) * 4, K / GRAIN + 1);
+    std::vector<A> val(static_cast<size_t>(parts));
+    std::vector<int64_t> idx(static_cast<size_t>(parts));
+    auto part = [&](int64_t b, int64_t e) {
+        for (int64_t q = b; q < e; ++q) {
+            int64_t k0 = K * q / parts, k1 = K * (q + 1) / parts;
+            const char* s = p + k0 * sk;
+            int64_t n = k1 - k0;
+            switch (op) {
+                case R_SUM: val[q] = pairwise_sum<A, T>(s, n, sk); break;
+                case R_PROD: val[q] = fold<ops::multiply, A, T>(s, n, sk, A(1)); break;
+                case R_MAX:
+                    val[q] = fold<ops::maximum, A, T>(s + sk, n - 1, sk, load_acc<A, T>(s));
+                    break;
+                case R_MIN:
+                    val[q] = fold<ops::minimum, A, T>(s + sk, n - 1, sk, load_acc<A, T>(s));
+                    break;
+                case R_ARGMAX:
+                case R_ARGMIN: {
+                    auto r = op == R_ARGMAX ? arg_extreme<true, A, T>(s, n, sk)
+                                            : arg_extreme<false, A, T>(s, n, sk);
+                    idx[q] = r.first + k0;
+                    val[q] = r.second;
+                    break;
+                }
+                case R_ANY: idx[q] = any_row<T>(s, n, sk); break;
+                case R_ALL: idx[q] = all_row<T>(s, n, sk); break;
+            }
+        }
+    };
+    parallel_range(parts, 1, part);
+    A r = val[0];
+    int64_t ri = idx[0];
+    for (int64_t q = 1; q < parts; ++q) {
+        switch (op) {
+            case R_SUM: r = ops::add::f(r, val[q]); break;
+            case R_PROD: r = ops::multiply::f(r, val[q]); break;
+            case R_MAX: r = ops::maximum::f(r, val[q]); break;
+            case R_MIN: r = ops::minimum::f(r, val[q]); break;
+            case R_ARGMAX:
+            case R_ARGMIN:
+                if (!nan_of(r) && (nan_of(val[q]) ||
+                                   (op == R_ARGMAX ? greater(val[q], r) : greater(r, val[q])))) {
+                    r = val[q];
+                    ri = idx[q];
+                }
+                break;
+            case R_ANY: ri = ri || idx[q]; break;
+            case R_ALL: ri = ri && idx[q]; break;
+        }
+    }
+    if (op == R_ARGMAX || op == R_ARGMIN) reinterpret_cast<int64_t*>(out)[m] = ri;
+    else if (op == R_ANY || op == R_ALL) reinterpret_cast<bool*>(out)[m] = ri != 0;
+    else store<A, T>(out, m, r);
+}
+
+template <class T> void reduce_t(int op, const View& x, char* out) {
+    const int64_t M = x.shape[0], K = x.shape[1];
+    const int64_t sm = x.strides[0] * int64_t(sizeof(T)), sk = x.strides[1] * int64_t(sizeof(T));
+    if (M == 0) return;
+    if (K == 0) {
+        for (int64_t m = 0; m < M; ++m) {
+            if (op == R_SUM) store<compute_t<T>, T>(out, m, compute_t<T>(0));
+            else if (op == R_PROD) store<compute_t<T>, T>(out, m, compute_t<T>(1));
+            else reinterpret_cast<bool*>(out)[m] = op == R_ALL;  // any/all
+        }
+        return;
+    }
+    const int64_t total = M * K;
+    const bool vertical = M > 1 && K > 1 && sm == int64_t(sizeof(T)) && sk != int64_t(sizeof(T));
+    if (vertical) {
+        const int64_t grain = total >= 2 * GRAIN ? std::max<int64_t>(16, GRAIN / K) : M;
+        parallel_range(M, grain,
+                       [&](int64_t b, int64_t e) { reduce_vertical<T>(op, x.data, b, e, K, sk, out); });
+        return;
+    }
+    if (K >= 4 * GRAIN && M < num_threads() && num_threads() > 1) {
+        for (int64_t m = 0; m < M; ++m) reduce_split<T>(op, x.data + m * sm, K, sk, out, m);
+        return;
+    }
+    const int64_t grain = std::max<int64_t>(1, GRAIN / K);
+    parallel_range(M, grain,
+                   [&](int64_t b, int64_t e) { reduce_rows<T>(op, x.data, b, e, K, sm, sk, out); });
+}
+
+// Inclusive scans, rounding to T after every step as NumPy's accumulate does.
+template <class T> void scan_t(int op, const View& x, char* out) {
+    const int64_t M = x.shape[0], K = x.shape[1];
+    const int64_t sm = x.strides[0] * int64_t(sizeof(T)), sk = x.strides[1] * int64_t(sizeof(T));
+    if (M == 0 || K == 0) return;
+    auto rows = [&](int64_t b, int64_t e) {
+        for (int64_t m = b; m < e; ++m) {
+            const char* p = x.data + m * sm;
+            T* o = reinterpret_cast<T*>(out) + m * K;
+            T acc = ld<T>(p);
+            o[0] = acc;
+            if (op == S_CUMSUM)
+                for (int64_t k = 1; k < K; ++k) o[k] = acc = ops::apply2<ops::add, T>(acc, ld<T>(p + k * sk));
+            else
+                for (int64_t k = 1; k < K; ++k)
+                    o[k] = acc = ops::apply2<ops::multiply, T>(acc, ld<T>(p + k * sk));
+        }
+    };
+    parallel_range(M, std::max<int64_t>(1, GRAIN / K), rows);
+}
+
+}  // namespace
+
+void fill_reduce(Kernels& k) {
+    for_each_dtype([&](auto d) {
+        constexpr int D = decltype(d)::value;
+        using T = typename dt_type<D>::type;
+        k.reduce[D] = reduce_t<T>;
+        k.scan[D] = scan_t<T>;
+    });
+}
+
+}  // namespace ndp::NDP_ISA

@@ -1,0 +1,274 @@
+"""WGSL generation: one template per op family (``kernels/*.wgsl``), specialised by
+substituting snippets from the tables below (dtype loads/stores, op expressions).
+
+Nothing here touches the GPU; it turns (op, dtypes, layout flags) into WGSL source.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from string import Template
+from typing import NamedTuple
+
+_KERNELS = Path(__file__).parent / "kernels"
+
+
+class DT(NamedTuple):
+    bits: int  # storage width: 8 and 16 are packed in u32 words
+    ct: str  # compute type: f32, i32, u32 or bool
+    dec: str  # raw bits $w (zero-extended) -> compute type
+    enc: str  # compute type $v -> raw bits (masked to the width)
+
+
+DTYPES: dict[str, DT] = {
+    "bool": DT(8, "bool", "($w != 0u)", "select(0u, 1u, $v)"),
+    "int8": DT(8, "i32", "(bitcast<i32>($w << 24u) >> 24u)", "(bitcast<u32>($v) & 0xffu)"),
+    "uint8": DT(8, "u32", "$w", "($v & 0xffu)"),
+    "int16": DT(16, "i32", "(bitcast<i32>($w << 16u) >> 16u)", "(bitcast<u32>($v) & 0xffffu)"),
+    "uint16": DT(16, "u32", "$w", "($v & 0xffffu)"),
+    "int32": DT(32, "i32", "bitcast<i32>($w)", "bitcast<u32>($v)"),
+    "uint32": DT(32, "u32", "$w", "$v"),
+    "float16": DT(16, "f32", "f16_to_f32($w)", "f32_to_f16($v)"),
+    "float32": DT(32, "f32", "bitcast<f32>($w)", "bitcast<u32>($v)"),
+}
+
+KIND = {"f32": "f", "i32": "i", "u32": "u", "bool": "b"}
+
+# Conversions between compute types, NumPy ``astype`` semantics.
+_CONV = {
+    ("f32", "i32"): "f_to_i32($x)", ("f32", "u32"): "f_to_u32($x)", ("f32", "bool"): "f_nonzero($x)",
+    ("i32", "f32"): "f32($x)", ("u32", "f32"): "f32($x)", ("bool", "f32"): "select(0.0, 1.0, $x)",
+    ("i32", "u32"): "bitcast<u32>($x)", ("u32", "i32"): "bitcast<i32>($x)",
+    ("i32", "bool"): "($x != 0)", ("u32", "bool"): "($x != 0u)",
+    ("bool", "i32"): "select(0, 1, $x)", ("bool", "u32"): "select(0u, 1u, $x)",
+}  # fmt: skip
+
+
+def conv(src: str, dst: str, expr: str) -> str:
+    if src == dst:
+        return expr
+    return _CONV[src, dst].replace("$x", expr)
+
+
+def truth(ct: str, expr: str) -> str:
+    return conv(ct, "bool", expr)
+
+
+_F = "f"
+_INT = ("i", "u")
+
+# Unary ops: {op: {kind: expression of $x}}; the result has the out dtype's compute type.
+UNARY: dict[str, dict[str, str]] = {
+    "abs": {"f": "f_abs($x)", "i": "abs($x)", "u": "$x"},
+    "bitwise_invert": {"i": "~$x", "u": "~$x", "b": "!$x"},
+    "conj": {"f": "$x", "i": "$x", "u": "$x", "b": "$x"},
+    "real": {"f": "$x", "i": "$x", "u": "$x", "b": "$x"},
+    "imag": {"f": "0.0", "i": "0", "u": "0u", "b": "false"},
+    "isfinite": {"f": "f_isfinite($x)", "i": "true", "u": "true", "b": "true"},
+    "isinf": {"f": "f_isinf($x)", "i": "false", "u": "false", "b": "false"},
+    "isnan": {"f": "f_isnan($x)", "i": "false", "u": "false", "b": "false"},
+    "logical_not": {"f": "!f_nonzero($x)", "i": "($x == 0)", "u": "($x == 0u)", "b": "!$x"},
+    "negative": {"f": "f_neg($x)", "i": "-$x", "u": "(0u - $x)"},
+    "reciprocal": {"f": "(1.0 / $x)"},
+    "sign": {"f": "f_sign($x)", "i": "i_sign($x)", "u": "select(0u, 1u, $x != 0u)"},
+    "signbit": {"f": "f_signbit($x)", "i": "($x < 0)", "u": "false", "b": "false"},
+    "square": {"f": "($x * $x)", "i": "($x * $x)", "u": "($x * $x)"},
+}  # fmt: skip
+for _op, _fn in {
+    "acos": "f_acos", "acosh": "f_acosh", "asin": "f_asin", "asinh": "f_asinh", "atan": "f_atan",
+    "atanh": "f_atanh", "cos": "f_cos", "cosh": "f_cosh", "exp": "f_exp", "expm1": "f_expm1",
+    "log": "f_log", "log1p": "f_log1p", "log2": "f_log2", "log10": "f_log10", "sin": "f_sin",
+    "sinh": "f_sinh", "sqrt": "f_sqrt", "tan": "f_tan", "tanh": "f_tanh",
+}.items():  # fmt: skip
+    UNARY[_op] = {"f": f"{_fn}($x)"}
+for _op in ("ceil", "floor", "trunc", "round"):
+    # NOTE: WGSL round() rounds half to even, as NumPy does.
+    UNARY[_op] = {"f": f"{_op}($x)", "i": "$x", "u": "$x", "b": "$x"}
+
+
+def _same(expr: str, kinds: str = "iuf") -> dict[str, str]:
+    return {k: expr for k in kinds}
+
+
+# Binary ops: {op: {kind: expression of $a, $b}} (kind of the inputs).
+BINARY: dict[str, dict[str, str]] = {
+    "add": {**_same("($a + $b)"), "b": "($a || $b)"},
+    "subtract": _same("($a - $b)"),
+    "multiply": {**_same("($a * $b)"), "b": "($a && $b)"},
+    "divide": {"f": "($a / $b)"},
+    "atan2": {"f": "f_atan2($a, $b)"},
+    "copysign": {"f": "f_copysign($a, $b)"},
+    "hypot": {"f": "f_hypot($a, $b)"},
+    "logaddexp": {"f": "f_logaddexp($a, $b)"},
+    "nextafter": {"f": "f_nextafter($a, $b)"},
+    "bitwise_and": {"i": "($a & $b)", "u": "($a & $b)", "b": "($a && $b)"},
+    "bitwise_or": {"i": "($a | $b)", "u": "($a | $b)", "b": "($a || $b)"},
+    "bitwise_xor": {"i": "($a ^ $b)", "u": "($a ^ $b)", "b": "($a != $b)"},
+    "bitwise_left_shift": {"i": "i_shl($a, $b)", "u": "u_shl($a, $b)"},
+    "bitwise_right_shift": {"i": "i_shr($a, $b)", "u": "u_shr($a, $b)"},
+    "equal": {"f": "f_eq($a, $b)", "i": "($a == $b)", "u": "($a == $b)", "b": "($a == $b)"},
+    "not_equal": {"f": "!f_eq($a, $b)", "i": "($a != $b)", "u": "($a != $b)", "b": "($a != $b)"},
+    "less": {"f": "f_lt($a, $b)", "i": "($a < $b)", "u": "($a < $b)", "b": "(!$a && $b)"},
+    "less_equal": {"f": "f_le($a, $b)", "i": "($a <= $b)", "u": "($a <= $b)", "b": "(!$a || $b)"},
+    "greater": {"f": "f_lt($b, $a)", "i": "($a > $b)", "u": "($a > $b)", "b": "($a && !$b)"},
+    "greater_equal": {"f": "f_le($b, $a)", "i": "($a >= $b)", "u": "($a >= $b)", "b": "($a || !$b)"},
+    "floor_divide": {"f": "f_floor_divide($a, $b)", "i": "i_floor_divide($a, $b)",
+                     "u": "u_floor_divide($a, $b)"},
+    "remainder": {"f": "f_remainder($a, $b)", "i": "i_remainder($a, $b)", "u": "u_remainder($a, $b)"},
+    "maximum": {"f": "f_maximum($a, $b)", "i": "max($a, $b)", "u": "max($a, $b)", "b": "($a || $b)"},
+    "minimum": {"f": "f_minimum($a, $b)", "i": "min($a, $b)", "u": "min($a, $b)", "b": "($a && $b)"},
+    "pow": {"f": "f_pow($a, $b)", "i": "i_pow($a, $b)", "u": "u_pow($a, $b)"},
+}  # fmt: skip
+_TRUTH = {"f": "f_nonzero($)", "i": "($ != 0)", "u": "($ != 0u)", "b": "$"}
+for _op, _join in (("logical_and", "&&"), ("logical_or", "||"), ("logical_xor", "!=")):
+    BINARY[_op] = {
+        k: f"({t.replace('$', '$a')} {_join} {t.replace('$', '$b')})" for k, t in _TRUTH.items()
+    }
+
+BOOL_BINARY = frozenset({
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "logical_xor",
+})  # fmt: skip
+
+# Order-preserving u32 sort keys of $x by compute type.
+SORT_KEY = {"f32": "f_sortkey($x)", "i32": "(bitcast<u32>($x) ^ 0x80000000u)", "u32": "$x",
+            "bool": "select(0u, 1u, $x)"}  # fmt: skip
+
+# Per-dtype overrides where computing in the wider compute type would be wrong.
+OVERRIDES: dict[tuple[str, str], str] = {
+    ("nextafter", "float16"): "h_nextafter($a, $b)",
+}
+
+H_NEXTAFTER = """
+fn h_nextafter(a: f32, b: f32) -> f32 {
+  if (f_isnan(a) || f_isnan(b)) { return f_nan(); }
+  if (a == b) { return b; }
+  let h = f32_to_f16(a);
+  if ((h & 0x7fffu) == 0u) { return f16_to_f32((f32_to_f16(b) & 0x8000u) | 1u); }
+  if ((a < b) == (a > 0.0)) { return f16_to_f32(h + 1u); }
+  return f16_to_f32(h - 1u);
+}
+"""
+
+
+def op_expr(table: dict[str, dict[str, str]], op: str, dtype: str) -> str | None:
+    over = OVERRIDES.get((op, dtype))
+    if over is not None:
+        return over
+    return table.get(op, {}).get(KIND[DTYPES[dtype].ct])
+
+
+# ---------------------------------------------------------------------------
+# Templates and per-operand snippets
+# ---------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def template(name: str) -> Template:
+    return Template((_KERNELS / f"{name}.wgsl").read_text())
+
+
+@functools.lru_cache(maxsize=None)
+def common() -> str:
+    return (_KERNELS / "common.wgsl").read_text() + H_NEXTAFTER
+
+
+def decl(name: str, binding: int, dtype: str | None, write: bool, atomic: bool = False) -> str:
+    if not write:
+        return f"@group(0) @binding({binding}) var<storage, read> {name}: array<u32>;"
+    packed = dtype is not None and DTYPES[dtype].bits < 32
+    elem = "atomic<u32>" if atomic or packed else "u32"
+    return f"@group(0) @binding({binding}) var<storage, read_write> {name}: array<{elem}>;"
+
+
+def _extract(name: str, bits: int) -> str:
+    if bits == 32:
+        return f"{name}[u32(e)]"
+    per, mask = 32 // bits, (1 << bits) - 1
+    return (f"(({name}[u32(e) >> {per.bit_length() - 1}u] >> ((u32(e) & {per - 1}u) * {bits}u))"
+            f" & {mask:#x}u)")  # fmt: skip
+
+
+def load_fn(name: str, dtype: str) -> str:
+    """``fn ld_NAME(e: i32) -> ct``: element ``e`` of buffer NAME, decoded."""
+    d = DTYPES[dtype]
+    body = d.dec.replace("$w", _extract(name, d.bits))
+    return f"fn ld_{name}(e: i32) -> {d.ct} {{ return {body}; }}"
+
+
+def scalar_fn(name: str, dtype: str, word: int) -> str:
+    """A Python-scalar operand: its bits sit in P[word]."""
+    d = DTYPES[dtype]
+    return f"fn ld_{name}(e: i32) -> {d.ct} {{ return {d.dec.replace('$w', f'P[{word}]')}; }}"
+
+
+def store_fn(name: str, dtype: str) -> str:
+    """``fn st_NAME(e: i32, v: ct)``; 8/16-bit elements are merged into their word atomically."""
+    d = DTYPES[dtype]
+    bits = d.enc.replace("$v", "v")
+    if d.bits == 32:
+        return f"fn st_{name}(e: i32, v: {d.ct}) {{ {name}[u32(e)] = {bits}; }}"
+    per, mask = 32 // d.bits, (1 << d.bits) - 1
+    return (
+        f"fn st_{name}(e: i32, v: {d.ct}) {{\n"
+        f"  let w = u32(e) >> {per.bit_length() - 1}u;\n"
+        f"  let sh = (u32(e) & {per - 1}u) * {d.bits}u;\n"
+        f"  atomicAnd(&{name}[w], ~({mask:#x}u << sh));\n"
+        f"  atomicOr(&{name}[w], ({bits}) << sh);\n"
+        f"}}"
+    )
+
+
+def rmw_fn(name: str, dtype: str, combine: str) -> str:
+    """``fn rmw_NAME(e: i32, v: ct)``: element e = combine(element e, v), atomically (CAS loop)."""
+    d = DTYPES[dtype]
+    if d.bits == 32:
+        word, sh, mask = "u32(e)", "0u", "0xffffffffu"
+    else:
+        per = 32 // d.bits
+        word = f"u32(e) >> {per.bit_length() - 1}u"
+        sh = f"(u32(e) & {per - 1}u) * {d.bits}u"
+        mask = f"{(1 << d.bits) - 1:#x}u"
+    cur = d.dec.replace("$w", "((old >> sh) & mask)")
+    new = d.enc.replace("$v", combine.replace("$a", "cur").replace("$b", "v"))
+    return (
+        f"fn rmw_{name}(e: i32, v: {d.ct}) {{\n"
+        f"  let w = {word};\n  let sh = {sh};\n  let mask = {mask};\n"
+        f"  var old = atomicLoad(&{name}[w]);\n"
+        f"  loop {{\n"
+        f"    let cur = {cur};\n"
+        f"    let nw = (old & ~(mask << sh)) | ((({new}) & mask) << sh);\n"
+        f"    let r = atomicCompareExchangeWeak(&{name}[w], old, nw);\n"
+        f"    if (r.exchanged) {{ break; }}\n"
+        f"    old = r.old_value;\n"
+        f"  }}\n}}"
+    )
+
+
+def index_code(nbuf: int, contig: bool) -> str:
+    """WGSL computing e0..e{nbuf-1} (element offsets of the buffer operands) from ``i``.
+
+    P layout: [n, ndim, s0, s1, shape[ndim], then per operand: offset, strides[ndim]].
+    """
+    lines = []
+    if contig:
+        for r in range(nbuf):
+            lines.append(f"  let e{r} = i32(P[4u + nd + {r}u * (nd + 1u)]) + i32(i);")
+        return "\n".join(lines)
+    for r in range(nbuf):
+        lines.append(f"  let b{r} = 4u + nd + {r}u * (nd + 1u);")
+        lines.append(f"  var e{r} = i32(P[b{r}]);")
+    lines.append("  var rem = i;")
+    lines.append("  for (var d = i32(nd) - 1; d >= 0; d = d - 1) {")
+    lines.append("    let s = P[4u + u32(d)];")
+    lines.append("    let c = i32(rem % s);")
+    lines.append("    rem = rem / s;")
+    for r in range(nbuf):
+        lines.append(f"    e{r} = e{r} + c * bitcast<i32>(P[b{r} + 1u + u32(d)]);")
+    lines.append("  }")
+    return "\n".join(lines)
+
+
+def fill(name: str, **subs: str) -> str:
+    return template(name).substitute(COMMON=common(), **subs)

@@ -1,0 +1,262 @@
+"""The wgpu side of the backend: adapters, the device, a size-bucketed buffer pool,
+the pipeline cache and asynchronous submission.
+
+Imported only when a backend starts (``BackendSpec.factory``) or when availability
+is probed, never when ndplane imports the plugin.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import wgpu
+
+import ndplane
+
+# Backends that run WGSL compute shaders; OpenGL (GLES) adapters do not.
+COMPUTE_BACKENDS = ("Vulkan", "Metal", "D3D12")
+SOFTWARE_TYPES = ("CPU",)
+SOFTWARE_NAMES = ("llvmpipe", "lavapipe", "swiftshader", "warp")
+
+WG = 256  # threads per workgroup of the 1-D kernels
+_RING = 4 << 20  # bytes of the parameter ring
+_POOL_CAP = 1 << 30  # bytes kept in the pool for reuse
+_USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+
+_lock = threading.Lock()
+_adapters: list[Any] | None = None
+_runtimes: dict[int, Runtime] = {}
+
+
+def adapters() -> list[Any]:
+    """The compute-capable adapters, best first (cached for the process)."""
+    global _adapters
+    with _lock:
+        if _adapters is None:
+            found = [a for a in wgpu.gpu.enumerate_adapters_sync()
+                     if a.info.get("backend_type") in COMPUTE_BACKENDS]  # fmt: skip
+            found.sort(key=lambda a: is_software(a))
+            _adapters = found
+        return _adapters
+
+
+def is_software(adapter: Any) -> bool:
+    info = adapter.info
+    name = f"{info.get('device', '')} {info.get('vendor', '')}".lower()
+    return info.get("adapter_type") in SOFTWARE_TYPES or any(s in name for s in SOFTWARE_NAMES)
+
+
+def runtime(index: int) -> Runtime:
+    """The one Runtime (wgpu device) per adapter index, created on first use."""
+    with _lock:
+        rt = _runtimes.get(index)
+    if rt is None:
+        found = adapters()
+        with _lock:
+            rt = _runtimes.get(index)
+            if rt is None:
+                rt = _runtimes[index] = Runtime(found[index], index)
+    return rt
+
+
+class Buffer:
+    """A device allocation handed to the core: the wgpu buffer, the bytes asked for and
+    the bucket capacity (a multiple of 4, what the shader may address)."""
+
+    __slots__ = ("gpu", "nbytes", "cap")
+
+    def __init__(self, gpu: Any, nbytes: int, cap: int) -> None:
+        self.gpu, self.nbytes, self.cap = gpu, nbytes, cap
+
+    def __repr__(self) -> str:
+        return f"<webgpu Buffer {self.nbytes} bytes>"
+
+
+def bucket(nbytes: int) -> int:
+    """Round up to 4 quarter steps per power of two (at most 25% waste), at least 256 bytes."""
+    n = max(nbytes, 256)
+    top = 1 << (n - 1).bit_length()
+    step = top // 8
+    return -(-n // step) * step
+
+
+class Runtime:
+    """One wgpu device: memory, pipelines and submission."""
+
+    def __init__(self, adapter: Any, index: int) -> None:
+        lim = adapter.limits
+        wanted = ("max-storage-buffer-binding-size", "max-buffer-size",
+                  "max-compute-workgroup-storage-size", "max-storage-buffers-per-shader-stage",
+                  "max-compute-invocations-per-workgroup")  # fmt: skip
+        self.adapter = adapter
+        self.name = f"webgpu:{index}"
+        self.device = adapter.request_device_sync(
+            label=f"ndplane {self.name}", required_limits={k: lim[k] for k in wanted}
+        )
+        self.queue = self.device.queue
+        self.features = frozenset(adapter.features)
+        self.max_binding = min(lim["max-storage-buffer-binding-size"], lim["max-buffer-size"])
+        self.max_groups = lim["max-compute-workgroups-per-dimension"]
+        self.align = max(lim["min-storage-buffer-offset-alignment"], 4)
+        self.live_buffers = 0
+        self.live_bytes = 0
+        self._pool: dict[int, list[Any]] = {}
+        self._pool_bytes = int(os.environ.get("NDPLANE_WEBGPU_POOL_BYTES", _POOL_CAP))
+        self._pooled = 0
+        self._pipelines: dict[Any, Any] = {}
+        self._ring = self.device.create_buffer(size=_RING, usage=_USAGE, label="ndplane params")
+        self._ring_pos = 0
+        self._encoder: Any = None
+        self._pass: Any = None
+
+    # -- memory --------------------------------------------------------------
+
+    def alloc(self, nbytes: int) -> Buffer:
+        if nbytes > self.max_binding:
+            raise ndplane.OutOfMemoryError(
+                f"{self.name}: cannot allocate {nbytes} bytes: one array may hold at most "
+                f"{self.max_binding} bytes on this adapter (max_storage_buffer_binding_size). "
+                f"Split the array, or use another device such as 'cpu'."
+            )
+        cap = min(bucket(nbytes), self.max_binding) if nbytes > 0 else 256
+        cap = max(cap, -(-nbytes // 4) * 4)
+        free = self._pool.get(cap)
+        if free:
+            gpu = free.pop()
+            self._pooled -= cap
+        else:
+            gpu = self._create(cap, nbytes)
+        self.live_buffers += 1
+        self.live_bytes += nbytes
+        return Buffer(gpu, nbytes, cap)
+
+    def _create(self, cap: int, nbytes: int) -> Any:
+        try:
+            return self.device.create_buffer(size=cap, usage=_USAGE)
+        except Exception:  # noqa: BLE001 - wgpu reports OOM as several error types
+            self.trim()
+            try:
+                return self.device.create_buffer(size=cap, usage=_USAGE)
+            except Exception as exc:  # noqa: BLE001
+                raise ndplane.OutOfMemoryError(
+                    f"{self.name}: out of device memory allocating {nbytes} bytes "
+                    f"({self.live_bytes} bytes in {self.live_buffers} live buffers): {exc}"
+                ) from None
+
+    def free(self, buf: Buffer) -> None:
+        self.live_buffers -= 1
+        self.live_bytes -= buf.nbytes
+        # NOTE: pending GPU work may still use the buffer; a pooled buffer is only reused by
+        # work submitted later, which the queue orders after it, so no wait is needed.
+        if self._pooled + buf.cap <= self._pool_bytes:
+            self._pool.setdefault(buf.cap, []).append(buf.gpu)
+            self._pooled += buf.cap
+        else:
+            buf.gpu.destroy()
+        buf.gpu = None
+
+    def trim(self) -> None:
+        """Destroy every pooled buffer."""
+        for bufs in self._pool.values():
+            for gpu in bufs:
+                gpu.destroy()
+        self._pool.clear()
+        self._pooled = 0
+
+    def pool_stats(self) -> dict[str, int]:
+        return {"pooled_buffers": sum(map(len, self._pool.values())), "pooled_bytes": self._pooled,
+                "pipelines": len(self._pipelines)}  # fmt: skip
+
+    def write(self, buf: Buffer, data: bytes | np.ndarray) -> None:
+        raw = memoryview(np.ascontiguousarray(data)).cast("B")
+        n = len(raw)
+        if n % 4:
+            padded = bytearray(n + (-n) % 4)
+            padded[:n] = raw
+            raw = memoryview(padded)
+        if len(raw):
+            self.queue.write_buffer(buf.gpu, 0, raw)
+
+    def read(self, buf: Buffer, start: int, stop: int) -> bytes:
+        """Bytes [start, stop) of buf, after all submitted work (this waits)."""
+        self.flush()
+        lo, hi = start - start % 4, min(-(-stop // 4) * 4, buf.cap)
+        if hi <= lo:
+            return b""
+        data = self.queue.read_buffer(buf.gpu, lo, hi - lo)
+        return bytes(data)[start - lo : stop - lo]
+
+    def copy_bytes(self, src: Buffer, src_off: int, dst: Buffer, dst_off: int, n: int) -> None:
+        """Buffer-to-buffer copy of n bytes (offsets and n multiples of 4)."""
+        self._end_pass()
+        self._enc().copy_buffer_to_buffer(src.gpu, src_off, dst.gpu, dst_off, n)
+
+    def synchronize(self) -> None:
+        self.flush()
+        # NOTE: queue.on_submitted_work_done_sync() raises TypeError in wgpu 0.32; reading a
+        # buffer maps it after a copy queued behind all earlier work, so it waits for all of it.
+        self.queue.read_buffer(self._ring, 0, 4)
+
+    # -- pipelines and dispatch ----------------------------------------------
+
+    def pipeline(self, key: Any, source: Callable[[], str], entry: str = "main") -> Any:
+        pipe = self._pipelines.get((key, entry))
+        if pipe is None:
+            module = self._pipelines.get((key, None))
+            if module is None:
+                module = self._pipelines[key, None] = self.device.create_shader_module(code=source())
+            pipe = self.device.create_compute_pipeline(
+                layout="auto", compute={"module": module, "entry_point": entry}
+            )
+            self._pipelines[key, entry] = pipe
+        return pipe
+
+    def groups(self, n: int) -> tuple[int, int, int]:
+        """A grid of at least n workgroups: 2-D past max_compute_workgroups_per_dimension."""
+        if n <= self.max_groups:
+            return (n, 1, 1)
+        y = -(-n // self.max_groups)
+        if y > self.max_groups:
+            raise ValueError(f"{self.name}: {n} workgroups exceed the dispatch limits.")
+        return (self.max_groups, y, 1)
+
+    def dispatch(self, pipe: Any, params: Sequence[int] | np.ndarray,
+                 buffers: Sequence[tuple[int, Buffer]], grid: tuple[int, int, int]) -> None:  # fmt: skip
+        """Record one dispatch: P = params (u32 words) at binding 0, then (binding, buffer)."""
+        words = np.asarray(params, dtype=np.int64).astype(np.uint32)
+        size = max(words.nbytes, 4)
+        if self._ring_pos + size > _RING:
+            self.flush()  # NOTE: the ring wraps; writes after a submit never race with it.
+            self._ring_pos = 0
+        off = self._ring_pos
+        self._ring_pos = off + -(-size // self.align) * self.align
+        self.queue.write_buffer(self._ring, off, words.tobytes() if words.size else b"\0" * 4)
+        entries = [{"binding": 0, "resource": {"buffer": self._ring, "offset": off, "size": size}}]
+        entries += [{"binding": b, "resource": {"buffer": buf.gpu, "offset": 0, "size": buf.cap}}
+                    for b, buf in buffers]  # fmt: skip
+        group = self.device.create_bind_group(layout=pipe.get_bind_group_layout(0), entries=entries)
+        if self._pass is None:
+            self._pass = self._enc().begin_compute_pass()
+        self._pass.set_pipeline(pipe)
+        self._pass.set_bind_group(0, group)
+        self._pass.dispatch_workgroups(*grid)
+
+    def _enc(self) -> Any:
+        if self._encoder is None:
+            self._encoder = self.device.create_command_encoder()
+        return self._encoder
+
+    def _end_pass(self) -> None:
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None
+
+    def flush(self) -> None:
+        """Submit what was recorded; does not wait."""
+        self._end_pass()
+        if self._encoder is not None:
+            self.queue.submit([self._encoder.finish()])
+            self._encoder = None

@@ -1,0 +1,268 @@
+"""The WebGPU backend: every primitive as a WGSL compute shader, run through wgpu-py.
+
+Device ``"webgpu:i"`` is the i-th compute-capable adapter (Vulkan, Metal or D3D12), real
+GPUs first. Importing this module starts nothing: :func:`_probe` asks wgpu for
+adapters on the first availability check, and ``BackendSpec.factory`` creates the
+device, once per adapter per process (see :mod:`ndplane_webgpu._runtime`).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+import ndplane
+from ndplane.backend import BINARY_OPS, KERNEL_OPS, REDUCE_OPS, SCAN_OPS, STRIDED, UNARY_OPS
+from ndplane.backend import Backend, BackendSpec, Ref, hookimpl
+
+from . import _codegen as G
+from . import _kernels as Kn
+
+__all__ = ["WebGPUBackend", "ndplane_register_backends"]
+
+_BASE_DTYPES = ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32")
+_BOOL_RESULT = frozenset({"isfinite", "isinf", "isnan", "logical_not", "signbit"})
+
+
+class WebGPUBackend(Backend):
+    """WGSL kernels on one wgpu adapter: strided, 32-bit compute, 8/16-bit packed storage."""
+
+    name = "webgpu"
+    capabilities = frozenset({STRIDED})
+    ops = frozenset(
+        {op for op in UNARY_OPS if op in G.UNARY} | {op for op in BINARY_OPS if op in G.BINARY}
+        | REDUCE_OPS | SCAN_OPS | KERNEL_OPS
+    )  # fmt: skip
+
+    def __init__(self, index: int = 0) -> None:
+        from . import _runtime
+
+        self.index = index
+        self.rt = rt = _runtime.runtime(index)
+        names = _BASE_DTYPES + (("float16",) if "shader-f16" in rt.features else ())
+        self.dtypes = frozenset(getattr(ndplane, n) for n in names)
+        self.default_dtypes = {
+            "real floating": ndplane.float32, "complex floating": ndplane.complex64,
+            "integral": ndplane.int32, "indexing": ndplane.int32,
+        }  # fmt: skip
+        self.info = dict(rt.adapter.info)
+
+    def __repr__(self) -> str:
+        return f"<WebGPUBackend webgpu:{self.index} {self.info.get('device', '')!r}>"
+
+    def supports(self, op: str, dtype: Any) -> bool:
+        if op in G.UNARY:
+            return G.op_expr(G.UNARY, op, dtype.name) is not None
+        if op in G.BINARY:
+            return G.op_expr(G.BINARY, op, dtype.name) is not None
+        return op in self.ops
+
+    # -- memory --------------------------------------------------------------
+
+    def memory_stats(self) -> dict[str, int]:
+        return {"buffers": self.rt.live_buffers, "bytes": self.rt.live_bytes}
+
+    def alloc(self, nbytes: int) -> Any:
+        return self.rt.alloc(nbytes)
+
+    def free(self, buffer: Any) -> None:
+        self.rt.free(buffer)
+
+    def from_host(self, array: np.ndarray) -> Any:
+        buf = self.rt.alloc(array.nbytes)
+        self.rt.write(buf, array.reshape(-1).view(np.uint8))
+        return buf
+
+    def to_host(self, ref: Ref) -> np.ndarray:
+        dt = ref.dtype.dtype
+        if ref.size == 0:
+            return np.empty(ref.shape, dt)
+        if ref.contiguous:
+            src, off = ref.buffer, ref.offset
+        else:
+            src = self.rt.alloc(ref.size * dt.itemsize)
+            try:
+                Kn.elementwise(self.rt, "$a", _contig(ref, src), [ref])
+                self.rt.flush()
+            except BaseException:
+                self.rt.free(src)
+                raise
+            off = 0
+        try:
+            raw = self.rt.read(src, off * dt.itemsize, (off + ref.size) * dt.itemsize)
+        finally:
+            if src is not ref.buffer:
+                self.rt.free(src)
+        return np.frombuffer(raw, dt).reshape(ref.shape).copy()
+
+    def copy(self, src: Ref, dst: Ref) -> None:
+        if src.size == 0:
+            return
+        isz = src.dtype.itemsize
+        if (src.contiguous and dst.contiguous and src.buffer is not dst.buffer
+                and (src.offset * isz) % 4 == 0 and (dst.offset * isz) % 4 == 0
+                and (src.size * isz) % 4 == 0):  # fmt: skip
+            self.rt.copy_bytes(src.buffer, src.offset * isz, dst.buffer, dst.offset * isz,
+                               src.size * isz)  # fmt: skip
+        else:
+            Kn.elementwise(self.rt, "$a", dst, [src])
+        self.rt.flush()
+
+    def fill(self, dst: Ref, value: Any) -> None:
+        if dst.size:
+            Kn.elementwise(self.rt, "$a", dst, [value])
+            self.rt.flush()
+
+    def synchronize(self) -> None:
+        self.rt.synchronize()
+
+    # -- elementwise ---------------------------------------------------------
+
+    def unary(self, op: str, x: Ref, out: Ref) -> None:
+        expr = _expr(G.UNARY, op, x.dtype.name, "$x", "$a")
+        res = "bool" if op in _BOOL_RESULT else G.DTYPES[x.dtype.name].ct
+        self._ew(G.conv(res, G.DTYPES[out.dtype.name].ct, expr), out, [x])
+
+    def binary(self, op: str, a: Any, b: Any, out: Ref) -> None:
+        dt = (a if type(a) is Ref else b).dtype.name
+        expr = _expr(G.BINARY, op, dt)
+        bool_res = op in G.BOOL_BINARY
+        res = "bool" if bool_res else G.DTYPES[dt].ct
+        self._ew(G.conv(res, G.DTYPES[out.dtype.name].ct, expr), out, [a, b])
+
+    def where(self, cond: Ref, a: Ref, b: Ref, out: Ref) -> None:
+        self._ew("select($c, $b, $a)", out, [cond, a, b])
+
+    def cast(self, x: Ref, out: Ref) -> None:
+        src, dst = G.DTYPES[x.dtype.name].ct, G.DTYPES[out.dtype.name].ct
+        self._ew(G.conv(src, dst, "$a"), out, [x])
+
+    def _ew(self, expr: str, out: Ref, inputs: list[Any]) -> None:
+        if out.size:
+            Kn.elementwise(self.rt, expr, out, inputs)
+            self.rt.flush()
+
+    # -- reductions, scans, linear algebra -----------------------------------
+
+    def reduce(self, op: str, x: Ref, out: Ref) -> None:
+        M, K = x.shape
+        if M == 0:
+            return
+        if K == 0:
+            self.fill(out, {"sum": 0, "prod": 1, "any": False, "all": True}[op])
+            return
+        Kn.reduce(self.rt, op, x, out)
+        self.rt.flush()
+
+    def scan(self, op: str, x: Ref, out: Ref) -> None:
+        if x.size:
+            Kn.scan(self.rt, op, x, out)
+            self.rt.flush()
+
+    def matmul(self, a: Ref, b: Ref, out: Ref) -> None:
+        if out.size == 0:
+            return
+        if a.shape[2] == 0:
+            self.fill(out, False if out.dtype.kind == "bool" else 0)
+            return
+        Kn.matmul(self.rt, a, b, out)
+        self.rt.flush()
+
+    # -- indexing, sorting, random -------------------------------------------
+
+    def take(self, x: Ref, indices: Ref, out: Ref) -> None:
+        if out.size:
+            Kn.take(self.rt, x, indices, out)
+            self.rt.flush()
+
+    def scatter_add(self, out: Ref, indices: Ref, values: Ref) -> None:
+        if values.size:
+            Kn.scatter_add(self.rt, out, indices, values)
+            self.rt.flush()
+
+    def sort(self, x: Ref, values_out: Ref | None, indices_out: Ref | None,
+             descending: bool, stable: bool) -> None:  # fmt: skip
+        if x.size and (values_out is not None or indices_out is not None):
+            Kn.sort(self.rt, x, values_out, indices_out, descending)
+            self.rt.flush()
+
+    def random_bits(self, key: int, counter: int, out: Ref) -> None:
+        if out.size:
+            Kn.random_bits(self.rt, key, counter, out)
+            self.rt.flush()
+
+
+def _expr(table: dict[str, dict[str, str]], op: str, dtype: str, *rename: str) -> str:
+    expr = G.op_expr(table, op, dtype)
+    if expr is None:
+        raise NotImplementedError(f"webgpu: no kernel for {op} on {dtype}")
+    if rename:
+        expr = expr.replace(*rename)
+    return expr
+
+
+def _contig(ref: Ref, buf: Any) -> Ref:
+    shape = ref.shape
+    strides, acc = [0] * len(shape), 1
+    for d in range(len(shape) - 1, -1, -1):
+        strides[d] = acc
+        acc *= shape[d]
+    return Ref(buf, ref.dtype, shape, tuple(strides), 0, ref.size, True)
+
+
+# ---------------------------------------------------------------------------
+# discovery
+# ---------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _probe() -> tuple[bool, str, int, bool]:
+    """(available, why not, adapter count, first adapter is software), asked once."""
+    try:
+        from . import _runtime
+
+        found = _runtime.adapters()
+    except Exception as exc:  # noqa: BLE001 - a broken driver stack means unavailable
+        return False, (f"wgpu could not enumerate adapters ({type(exc).__name__}: {exc}); "
+                       "install a Vulkan driver (on Linux without a GPU: "
+                       "apt-get install mesa-vulkan-drivers) and set XDG_RUNTIME_DIR."), 0, False
+    if not found:
+        return False, ("wgpu found no Vulkan, Metal or D3D12 adapter; install a GPU driver with "
+                       "Vulkan support (on Linux without a GPU: apt-get install "
+                       "mesa-vulkan-drivers for Mesa's lavapipe)."), 0, False  # fmt: skip
+    return True, "", len(found), _runtime.is_software(found[0])
+
+
+def _available() -> tuple[bool, str]:
+    ok, why, _, _ = _probe()
+    return ok, why
+
+
+def _count() -> int:
+    return _probe()[2]
+
+
+def _priority() -> int:
+    # NOTE: a software adapter (lavapipe) must never become the default device.
+    ok, _, _, software = _probe()
+    return 0 if not ok else 5 if software else 30
+
+
+@hookimpl
+def ndplane_register_backends() -> list[BackendSpec]:
+    from . import __version__
+
+    return [
+        BackendSpec(
+            name="webgpu",
+            factory=WebGPUBackend,
+            distribution="ndplane-webgpu",
+            version=__version__,
+            is_available=_available,
+            device_count=_count,
+            priority=_priority,
+            description="WGSL compute shaders through wgpu-py (Vulkan, Metal, D3D12)",
+        )
+    ]

@@ -1,0 +1,127 @@
+// sort.wgsl: sort each row of x (M, K) with a bitonic network over (key, index) pairs.
+// Keys are order-preserving u32 images of the values (NaN largest, -0.0 == 0.0; inverted
+// for descending), ties are broken by the original index, so the network is stable and
+// NaNs land last (first when descending), exactly like the reference's stable argsort.
+// Rows are padded to a power of two P with (0xffffffff, 0xffffffff), which sorts last.
+//
+// Entry points (one pipeline each), all 1-D over threads, ids beyond 65535 groups spill into y:
+//   sort_keys:   KV[2g], KV[2g+1] = key(x[m, i]), i    for g = m * P + i          (reads X)
+//   sort_local:  one workgroup per block of L = min(P, 2048) pairs in workgroup memory: the full
+//           network up to size L (mode 0) or the tail j = L/2 .. 1 of stage k = P[6] (mode 1)
+//   sort_global: one compare-exchange step (k = P[6], j = P[7]) in global memory, for j >= L
+//   sort_gather: V[m, i] = x[m, idx], I[m, i] = idx                                (reads X)
+// Bindings:
+//   0  P    params (u32): [M, P, K, x_off, x_s0, x_s1, k, j, v_off, v_s0, v_s1,
+//                          i_off, i_s0, i_s1, L, descending, mode]
+//   1  KV   (M * P * 2) u32 scratch
+//   2  X    x (M, K): STRIDED
+//   3  V    sorted values (M, K): STRIDED (gather only, when requested)
+//   4  I    permutation (M, K): STRIDED integer (gather only, when requested)
+$COMMON
+
+@group(0) @binding(0) var<storage, read> P: array<u32>;
+@group(0) @binding(1) var<storage, read_write> KV: array<u32>;
+$DECLS
+
+$FUNCS
+
+fn si(k: u32) -> i32 { return bitcast<i32>(P[k]); }
+
+fn tid(gid: vec3<u32>, nwg: vec3<u32>) -> u32 { return gid.x + gid.y * nwg.x * 256u; }
+
+// Whether pair (ka, ia) sorts after (kb, ib).
+fn after(ka: u32, ia: u32, kb: u32, ib: u32) -> bool { return ka > kb || (ka == kb && ia > ib); }
+
+@compute @workgroup_size(256)
+fn sort_keys(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = tid(gid, nwg);
+  let Pn = P[1];
+  if (g >= P[0] * Pn) { return; }
+  let m = g / Pn;
+  let i = g % Pn;
+  var key = 0xffffffffu;
+  var idx = 0xffffffffu;
+  if (i < P[2]) {
+    key = $KEY;
+    if (P[15] == 1u) { key = ~key; }
+    idx = i;
+  }
+  KV[2u * g] = key;
+  KV[2u * g + 1u] = idx;
+}
+
+var<workgroup> sk: array<u32, 2048>;
+var<workgroup> sx: array<u32, 2048>;
+
+@compute @workgroup_size(256)
+fn sort_local(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+         @builtin(local_invocation_index) t: u32) {
+  let L = P[14];
+  let blk = wid.x + wid.y * nwg.x;
+  if (blk >= P[0] * P[1] / L) { return; }
+  let base = blk * L;
+  for (var q = t; q < L; q = q + 256u) {
+    sk[q] = KV[2u * (base + q)];
+    sx[q] = KV[2u * (base + q) + 1u];
+  }
+  var k = 2u;
+  var kend = L;
+  if (P[16] == 1u) { k = P[6]; kend = P[6]; }
+  for (; k <= kend; k = k << 1u) {
+    var j = k >> 1u;
+    if (P[16] == 1u) { j = L >> 1u; }
+    for (; j > 0u; j = j >> 1u) {
+      workgroupBarrier();
+      for (var q = t; q < L / 2u; q = q + 256u) {
+        let a = 2u * j * (q / j) + q % j;
+        let b = a + j;
+        let up = (((base + a) % P[1]) & k) == 0u;
+        if (after(sk[a], sx[a], sk[b], sx[b]) == up) {
+          let tk = sk[a];
+          let tx = sx[a];
+          sk[a] = sk[b];
+          sx[a] = sx[b];
+          sk[b] = tk;
+          sx[b] = tx;
+        }
+      }
+    }
+  }
+  workgroupBarrier();
+  for (var q = t; q < L; q = q + 256u) {
+    KV[2u * (base + q)] = sk[q];
+    KV[2u * (base + q) + 1u] = sx[q];
+  }
+}
+
+@compute @workgroup_size(256)
+fn sort_global(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let q = tid(gid, nwg);
+  if (q >= P[0] * P[1] / 2u) { return; }
+  let k = P[6];
+  let j = P[7];
+  let a = 2u * j * (q / j) + q % j;
+  let b = a + j;
+  let up = ((a % P[1]) & k) == 0u;
+  let ka = KV[2u * a];
+  let xa = KV[2u * a + 1u];
+  let kb = KV[2u * b];
+  let xb = KV[2u * b + 1u];
+  if (after(ka, xa, kb, xb) == up) {
+    KV[2u * a] = kb;
+    KV[2u * a + 1u] = xb;
+    KV[2u * b] = ka;
+    KV[2u * b + 1u] = xa;
+  }
+}
+
+@compute @workgroup_size(256)
+fn sort_gather(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = tid(gid, nwg);
+  let K = P[2];
+  if (g >= P[0] * K) { return; }
+  let m = g / K;
+  let i = g % K;
+  let idx = KV[2u * (m * P[1] + i) + 1u];
+$GATHER
+}
