@@ -141,7 +141,7 @@ class Array:
         array([0, 1, 2])
         """
         host = self._storage.backend.to_host(self._ref)
-        return np.array(host, copy=True)
+        return np.array(host, copy=True, order="C")
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         st = self._storage
