@@ -14,4 +14,4 @@ _PLUGIN_DIRS = {
 
 # NOTE: a plugin that is not installed (not built on this machine) is skipped, not failed.
 collect_ignore = [path for path, package in _PLUGIN_DIRS.items() if importlib.util.find_spec(package) is None]
-collect_ignore += ["benchmarks", "build"]
+collect_ignore += ["benchmarks", "build", "core/ndplane/__main__.py"]

@@ -34,7 +34,8 @@ class Plugin:
     @staticmethod
     @hookimpl
     def ndplane_register_backends() -> list[BackendSpec]:
-        return [BackendSpec(name="sparse", factory=lambda i: Sparse(i, name="sparse"), test_only=True)]
+        return [BackendSpec(name="sparse", factory=lambda i: Sparse(i, name="sparse"), protocol_version=1,
+                            test_only=True)]
 
 
 @pytest.fixture(scope="module")

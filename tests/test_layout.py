@@ -51,9 +51,12 @@ def test_reshape_strides_match_numpy(a: np.ndarray, data: st.DataObject) -> None
 
 @given(strided_views(), st.data())
 def test_basic_index_matches_numpy(a: np.ndarray, data: st.DataObject) -> None:
-    key = tuple(
-        data.draw(st.one_of(st.integers(-n, n - 1), st.slices(n), st.none())) for n in a.shape
-    )
+    key = [data.draw(st.one_of(st.integers(-n, n - 1), st.slices(n))) for n in a.shape]
+    key.insert(data.draw(st.integers(0, len(key))), None)
+    if data.draw(st.booleans()):
+        cut = data.draw(st.integers(0, len(key)))
+        key = key[:cut] + [Ellipsis] + [k for k in key[cut:] if k is None]
+    key = tuple(key)
     shape, strides, _ = _layout.basic_index(a.shape, _elem_strides(a), 0, key)
     want = a[key]
     assert shape == want.shape

@@ -82,7 +82,8 @@ def test_import_does_not_load_plugins() -> None:
 
 
 def test_unavailable_backend_reports_why() -> None:
-    spec = BackendSpec(name="never", factory=lambda i: None, is_available=lambda: (False, "no such hardware"))
+    spec = BackendSpec(name="never", factory=lambda i: None, protocol_version=1,
+                       is_available=lambda: (False, "no such hardware"))
 
     class Plugin:
         @staticmethod

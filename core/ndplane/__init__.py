@@ -147,6 +147,12 @@ from . import random
 
 __all__ += ["random"]
 
+from . import autograd
+from .autograd import enable_grad, no_grad
+from .autograd import rules as _rules  # noqa: F401 - fills the VJP table
+
+__all__ += ["autograd", "enable_grad", "no_grad"]
+
 from ._methods import bind_methods as _bind_methods
 
 _bind_methods()

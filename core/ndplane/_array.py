@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _layout
 from ._devices import Device
+from .autograd import graph as _graph
 from .backend.base import Ref
 
 if TYPE_CHECKING:
@@ -107,7 +108,8 @@ class Array:
         if self.ndim != 2:
             raise ValueError(f"Array.T: only defined for 2-D arrays; got {self.ndim}-D. Use .mT or permute_dims.")
         r = self._ref
-        return _view(self, r.shape[::-1], r.strides[::-1], r.offset)
+        out = _view(self, r.shape[::-1], r.strides[::-1], r.offset)
+        return _graph.record("permute_dims", out, (self,), (), (1, 0)) if self.requires_grad else out
 
     @property
     def mT(self) -> Array:
@@ -116,7 +118,11 @@ class Array:
             raise ValueError(f"Array.mT: needs at least 2 dimensions; got {self.ndim}-D.")
         r = self._ref
         shape, strides = r.shape, r.strides
-        return _view(self, shape[:-2] + (shape[-1], shape[-2]), strides[:-2] + (strides[-1], strides[-2]), r.offset)
+        out = _view(self, shape[:-2] + (shape[-1], shape[-2]), strides[:-2] + (strides[-1], strides[-2]), r.offset)
+        if self.requires_grad:
+            axes = (*range(len(shape) - 2), len(shape) - 1, len(shape) - 2)
+            _graph.record("permute_dims", out, (self,), (), axes)
+        return out
 
     def __len__(self) -> int:
         if not self._ref.shape:

@@ -35,27 +35,24 @@ def _shape(shape: ShapeLike, name: str) -> tuple[int, ...]:
 
 def _dtype(dtype: Any, device: Device, kind: str, name: str) -> DType:
     if dtype is None:
-        return device.backend.default_dtypes[kind]
+        return _dtypes.default_of(device.backend.default_dtypes, kind, f"{name} on device '{device}'")
     return as_dtype(dtype, name)
 
 
 def _host_dtype(host: np.ndarray, device: Device, name: str) -> DType:
     """The dtype Python data gets: the device's default of its kind (no value-based casting)."""
     kind = host.dtype.kind
-    defaults = device.backend.default_dtypes
     if kind == "b":
         return _dtypes.bool
-    if kind in "iu":
-        return defaults["integral"]
-    if kind == "f":
-        return defaults["real floating"]
-    if kind == "c":
-        return defaults["complex floating"]
-    raise TypeError(f"{name}: cannot make an array from data of NumPy dtype {host.dtype}.")
+    category = {"i": "integral", "u": "integral", "f": "real floating", "c": "complex floating"}.get(kind)
+    if category is None:
+        raise TypeError(f"{name}: cannot make an array from data of NumPy dtype {host.dtype}.")
+    return _dtype(None, device, category, name)
 
 
 def asarray(
-    obj: Any, /, *, dtype: DType | None = None, device: str | Device | None = None, copy: bool | None = None
+    obj: Any, /, *, dtype: DType | None = None, device: str | Device | None = None, copy: bool | None = None,
+    requires_grad: bool = False,
 ) -> Array:
     """Convert ``obj`` (an Array, a NumPy array, nested sequences or a scalar) to an Array.
 
@@ -68,6 +65,11 @@ def asarray(
     >>> nd.asarray(1.5, device="numpy:1")
     Array(1.5, dtype=float64, device='numpy:1')
     """
+    out = _asarray(obj, dtype, device, copy)
+    return out.requires_grad_() if requires_grad else out
+
+
+def _asarray(obj: Any, dtype: Any, device: Any, copy: bool | None) -> Array:
     if type(obj) is Array:
         dev = obj.device if device is None else as_device(device)
         want = obj.dtype if dtype is None else as_dtype(dtype, "asarray")
@@ -147,7 +149,7 @@ def empty(shape: ShapeLike, *, dtype: DType | None = None, device: str | Device 
 
 def full(
     shape: ShapeLike, fill_value: bool | int | float | complex, *, dtype: DType | None = None,
-    device: str | Device | None = None,
+    device: str | Device | None = None, requires_grad: bool = False,
 ) -> Array:  # fmt: skip
     """An array filled with ``fill_value``; the dtype follows the value's kind by default.
 
@@ -158,17 +160,19 @@ def full(
     dev = as_device(device)
     if dtype is None:
         kind = _dtypes.scalar_kind(fill_value)
-        dt = _dtypes.bool if kind == "bool" else dev.backend.default_dtypes[
-            {"int": "integral", "float": "real floating", "complex": "complex floating"}[kind]
-        ]
+        dt = _dtypes.bool if kind == "bool" else _dtype(
+            None, dev, {"int": "integral", "float": "real floating", "complex": "complex floating"}[kind], "full"
+        )
     else:
         dt = as_dtype(dtype, "full")
     out = _dispatch.empty(_shape(shape, "full"), dt, dev, "full")
     _dispatch.assign(out, fill_value, "full")
-    return out
+    return out.requires_grad_() if requires_grad else out
 
 
-def zeros(shape: ShapeLike, *, dtype: DType | None = None, device: str | Device | None = None) -> Array:
+def zeros(
+    shape: ShapeLike, *, dtype: DType | None = None, device: str | Device | None = None, requires_grad: bool = False
+) -> Array:
     """An array of zeros (default floating dtype).
 
     >>> import ndplane as nd
@@ -177,10 +181,12 @@ def zeros(shape: ShapeLike, *, dtype: DType | None = None, device: str | Device 
     """
     dev = as_device(device)
     dt = _dtype(dtype, dev, "real floating", "zeros")
-    return full(shape, _dtypes.python_scalar(0, dt, "zeros"), dtype=dt, device=dev)
+    return full(shape, _dtypes.python_scalar(0, dt, "zeros"), dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def ones(shape: ShapeLike, *, dtype: DType | None = None, device: str | Device | None = None) -> Array:
+def ones(
+    shape: ShapeLike, *, dtype: DType | None = None, device: str | Device | None = None, requires_grad: bool = False
+) -> Array:
     """An array of ones (default floating dtype).
 
     >>> import ndplane as nd
@@ -189,7 +195,7 @@ def ones(shape: ShapeLike, *, dtype: DType | None = None, device: str | Device |
     """
     dev = as_device(device)
     dt = _dtype(dtype, dev, "real floating", "ones")
-    return full(shape, _dtypes.python_scalar(1, dt, "ones"), dtype=dt, device=dev)
+    return full(shape, _dtypes.python_scalar(1, dt, "ones"), dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def _like(x: Array, dtype: Any, device: Any, name: str) -> tuple[DType, Device]:

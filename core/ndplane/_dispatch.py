@@ -29,6 +29,7 @@ from . import _dtypes, _layout
 from ._array import Array, Storage, _new, _new_contiguous
 from ._devices import Device
 from ._errors import DeviceMismatchError, FallbackError, FallbackWarning, UnsupportedDTypeError
+from .autograd import graph as _graph
 from .backend import reference
 from .backend.base import Backend, Ref
 
@@ -297,6 +298,8 @@ def cast(x: Array, dtype: _dtypes.DType) -> Array:
             keep: list[Array] = []
             src = r if r.contiguous else operand(x, r.shape, backend, "astype", keep)
             run(backend, path, "cast", None, r.dtype, (src, out._ref), (1,))
+    if x.requires_grad:
+        _graph.record("identity" if r.dtype is dtype else "cast", out, (x,))
     return out
 
 
@@ -316,6 +319,8 @@ def unary(op: str, x: Array) -> Array:
         keep: list[Array] = []
         src = r if r.contiguous else operand(x, r.shape, backend, op, keep)
         run(backend, path, "unary", op, compute, (src, out._ref), (1,))
+    if x.requires_grad:
+        _graph.record_elementwise(op, out, (x,))
     return out
 
 
@@ -325,7 +330,7 @@ def binary(op: str, a: Any, b: Any) -> Array:
         ra, rb = a._ref, b._ref
         st = a._storage
         if (ra.dtype is rb.dtype and ra.contiguous and rb.contiguous and ra.shape == rb.shape
-                and b._storage.device is st.device):  # fmt: skip
+                and b._storage.device is st.device and not (a.requires_grad or b.requires_grad)):  # fmt: skip
             p = st.device._plans.get((op, ra.dtype))
             if p is not None and p[0] == NATIVE and p[1] is ra.dtype:
                 backend = st.backend
@@ -386,6 +391,8 @@ def _binary(op: str, a: Any, b: Any) -> Array:
         xa = a if ra is None else operand(a, shape, backend, op, keep)
         xb = b if rb is None else operand(b, shape, backend, op, keep)
         run(backend, path, "binary", op, compute, (xa, xb, out._ref), (2,))
+    if (ra is not None and a.requires_grad) or (rb is not None and b.requires_grad):
+        _graph.record_elementwise(op, out, (a, b))
     return out
 
 
@@ -405,6 +412,8 @@ def where(cond: Array, a: Array, b: Array) -> Array:
         args = (operand(cond, shape, backend, "where", keep), operand(a, shape, backend, "where", keep),
                 operand(b, shape, backend, "where", keep), out._ref)  # fmt: skip
         run(backend, path, "where", None, dt, args, (3,))
+    if a.requires_grad or b.requires_grad:
+        _graph.record("where", out, (cond, a, b), (cond,))
     return out
 
 
@@ -514,6 +523,8 @@ def matmul3(a: Array, b: Array) -> Array:
             args = (_matmul_operand(a, (batch, m, k), backend, keep),
                     _matmul_operand(b, (batch, k2, n), backend, keep), out._ref)  # fmt: skip
             run(backend, path, "matmul", None, compute, args, (2,))
+    if a.requires_grad or b.requires_grad:
+        _graph.record("matmul3", out, (a, b), (a, b))
     return out
 
 
@@ -599,6 +610,8 @@ def copy_of(x: Array) -> Array:
     out = _out(st.device, st.backend, r.dtype, r.shape, r.size)
     if r.size:
         st.backend.copy(r, out._ref)
+    if x.requires_grad:
+        _graph.record("identity", out, (x,))
     return out
 
 

@@ -246,13 +246,25 @@ def scalar_result_dtype(dtype: DType, value: Any, defaults: dict[str, DType] | N
     kind = scalar_kind(value)
     if _KIND_ORDER[kind] <= _KIND_ORDER[dtype.kind]:
         return dtype
-    if kind == "complex":
-        if dtype.kind == "float":
-            return _COMPLEX_OF[dtype]
-        return defaults["complex floating"] if defaults else complex128
-    if kind == "float":
-        return defaults["real floating"] if defaults else float64
-    return defaults["integral"] if defaults else int64
+    if kind == "complex" and dtype.kind == "float":
+        return _COMPLEX_OF[dtype]
+    category = {"complex": "complex floating", "float": "real floating", "int": "integral"}[kind]
+    if defaults is None:
+        return {"complex floating": complex128, "real floating": float64, "integral": int64}[category]
+    return default_of(defaults, category, f"a Python {kind} with an array of {dtype.name}")
+
+
+def default_of(defaults: dict[str, DType], category: str, what: str) -> DType:
+    """The device default for ``category``; a clear error where the device has none."""
+    try:
+        return defaults[category]
+    except KeyError:
+        from ._errors import UnsupportedDTypeError
+
+        raise UnsupportedDTypeError(
+            f"{what} needs a {category} dtype, and this device has none "
+            f"(its defaults: {', '.join(f'{k}={v.name}' for k, v in defaults.items())})."
+        ) from None
 
 
 def python_scalar(value: Any, dtype: DType, name: str) -> Any:

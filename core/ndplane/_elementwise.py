@@ -14,6 +14,7 @@ from typing import Any, Callable
 from . import _dispatch, _dtypes
 from ._array import Array
 from ._dtypes import DType
+from .autograd import graph as _graph
 
 __all__: list[str] = []
 
@@ -303,7 +304,9 @@ def _inplace(op: str, dunder: str) -> Callable[[Array, Any], Array]:
     def method(self: Array, other: Any) -> Array:
         if not _operand_ok(other):
             raise TypeError(f"{dunder}: unsupported operand type {type(other).__name__}.")
-        result = binary(op, self, other)
+        _graph.check_inplace(self, dunder)
+        track = self.requires_grad and _graph.is_grad_enabled()
+        result = binary(op, _graph.alias(self) if track else self, other)
         if result.shape != self.shape:
             raise ValueError(
                 f"{dunder}: the result shape {result.shape} differs from the array's shape {self.shape}; "
@@ -315,6 +318,8 @@ def _inplace(op: str, dunder: str) -> Callable[[Array, Any], Array]:
                 f"array in place; use x = x {op} y instead."
             )
         _dispatch.assign(self, result, dunder)
+        if result.requires_grad:
+            _graph.record("identity", self, (result,))
         return self
 
     return method

@@ -51,3 +51,8 @@ class FallbackWarning(UserWarning):
 
 class PluginWarning(UserWarning):
     """A backend plugin was skipped because it failed to load or is incompatible."""
+
+
+for _cls in (NdplaneError, DeviceMismatchError, UnsupportedDTypeError, OutOfMemoryError,
+             BackendUnavailableError, FallbackError, FallbackWarning, PluginWarning):  # fmt: skip
+    _cls.__module__ = "ndplane"  # tracebacks show ndplane.FallbackError, the public name

@@ -13,6 +13,7 @@ from typing import Any
 from . import _dispatch, _dtypes, _layout
 from ._array import Array
 from ._dispatch import view_as
+from .autograd import graph as _graph
 
 __all__ = ["take", "take_along_axis"]
 
@@ -33,7 +34,10 @@ def _is_basic(key: Any) -> bool:
 
 def getitem(x: Array, key: Any) -> Array:
     if type(key) is int or type(key) is slice or _is_basic(key):
-        return _basic_view(x, key)
+        v = _basic_view(x, key)
+        if x.requires_grad:
+            _graph.record("getitem", v, (x,), (), (x.shape, key))
+        return v
     parts = key if isinstance(key, tuple) else (key,)
     arrays = [i for i, k in enumerate(parts) if type(k) is Array]
     for i in arrays:
@@ -56,7 +60,7 @@ def _int_array_get(x: Array, parts: tuple[Any, ...], pos: int) -> Array:
     _dispatch.same_device("__getitem__", x, idx)
     if any(k is None for k in parts):
         raise IndexError("__getitem__: None cannot be combined with an integer array index yet.")
-    view = _basic_view(x, parts[:pos] + (slice(None),) + parts[pos + 1 :])
+    view = getitem(x, parts[:pos] + (slice(None),) + parts[pos + 1 :])
     axis = _array_axis(x.ndim, parts, pos)
     flat = idx if idx.ndim == 1 else _manip().reshape(idx, (-1,))
     out = take(view, flat, axis=axis)
@@ -118,14 +122,25 @@ def setitem(x: Array, key: Any, value: Any) -> None:
             raise IndexError(
                 "__setitem__: with a boolean mask, the value must be a scalar or have the array's shape."
             )
-        _dispatch.assign(x, _dispatch.where(mask, _cast_to(value, x), x))
+        _graph.check_inplace(x, "__setitem__")
+        src = _graph.alias(x) if x.requires_grad else x
+        result = _dispatch.where(mask, _cast_to(value, x), src)
+        _dispatch.assign(x, result)
+        if result.requires_grad:
+            _graph.record("identity", x, (result,))
         return
     if not _is_basic(key):
         raise IndexError(
             "__setitem__: only basic indices (ints, slices, ..., None) and a whole-array boolean mask "
             "are supported as assignment targets yet."
         )
+    _graph.check_inplace(x, "__setitem__")
+    grad = (x.requires_grad or (type(value) is Array and value.requires_grad)) and _graph.is_grad_enabled()
+    old = _graph.alias(x) if grad else None
     _dispatch.assign(_basic_view(x, key), value)
+    if grad:
+        v_shape = value.shape if type(value) is Array else None
+        _graph.record("setitem", x, (old, value), (), (key, v_shape))
 
 
 def _cast_to(value: Array, x: Array) -> Array:
@@ -157,8 +172,10 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
     ax = _layout.normalize_axis(axis, x.ndim, "take")
     indices = normalize_indices(indices, x.shape[ax], f"take (axis {ax})")
     moved, kept, _ = _dispatch.move_axes_last(x, (ax,))
-    out = _dispatch.take_last(moved, indices)
-    return _dispatch._move_axis_back(out, ax)
+    out = _dispatch._move_axis_back(_dispatch.take_last(moved, indices), ax)
+    if x.requires_grad:
+        _graph.record("take", out, (x, indices), (indices,), (x.shape, ax))
+    return out
 
 
 def normalize_indices(indices: Array, n: int, name: str) -> Array:

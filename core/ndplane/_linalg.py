@@ -56,13 +56,8 @@ def _batch3(x: Array, batch: tuple[int, ...], nb: int) -> Array:
 
     r, c = x.shape[-2:]
     full = broadcast_to(x, batch + (r, c)) if x.shape[:-2] != batch else x
-    ref = full._ref
-    strides = _layout.reshape_strides(ref.shape[:-2], ref.strides[:-2], (nb,)) if batch else (0,)
-    if strides is None:
-        full = _dispatch.copy_of(full)
-        ref = full._ref
-        strides = (r * c,)
-    return _dispatch.view_as(full, (nb, r, c), strides + ref.strides[-2:], ref.offset)
+    # NOTE: reshape is a view whenever the batch axes merge, and it is recorded for autograd.
+    return reshape(full, (nb, r, c))
 
 
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:

@@ -8,6 +8,7 @@ from typing import Sequence
 from . import _dispatch, _dtypes, _layout
 from ._array import Array
 from ._dispatch import view_as
+from .autograd import graph as _graph
 
 __all__ = [
     "reshape", "permute_dims", "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze",
@@ -37,14 +38,21 @@ def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> A
     )
     strides = None if copy else _layout.reshape_strides(r.shape, r.strides, new_shape)
     if strides is not None:
-        return view_as(x, new_shape, strides, r.offset)
-    if copy is False:
+        out = view_as(x, new_shape, strides, r.offset)
+    elif copy is False:
         raise ValueError(
             f"reshape: cannot view an array of shape {r.shape} and strides {r.strides} as shape "
             f"{new_shape} without copying, and copy=False."
         )
-    c = _dispatch.copy_of(x)
-    return view_as(c, new_shape, _layout.contiguous_strides(new_shape), 0)
+    else:
+        out = view_as(_dispatch.copy_of(x), new_shape, _layout.contiguous_strides(new_shape), 0)
+    return _recorded("reshape", out, x, r.shape)
+
+
+def _recorded(rule: str, out: Array, x: Array, params: object) -> Array:
+    if x.requires_grad:
+        _graph.record(rule, out, (x,), (), params)
+    return out
 
 
 def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
@@ -56,8 +64,9 @@ def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
     """
     _check("permute_dims", x)
     r = x._ref
-    shape, strides = _layout.permute(r.shape, r.strides, tuple(axes), "permute_dims")
-    return view_as(x, shape, strides, r.offset)
+    axes = tuple(_layout.normalize_axis(a, x.ndim, "permute_dims") for a in axes)
+    shape, strides = _layout.permute(r.shape, r.strides, axes, "permute_dims")
+    return _recorded("permute_dims", view_as(x, shape, strides, r.offset), x, axes)
 
 
 def matrix_transpose(x: Array, /) -> Array:
@@ -97,7 +106,8 @@ def broadcast_to(x: Array, /, shape: Sequence[int]) -> Array:
     shape = tuple(operator.index(n) for n in shape)
     if _layout.broadcast_shapes(r.shape, shape, name="broadcast_to") != shape:
         raise ValueError(f"broadcast_to: cannot broadcast shape {r.shape} to {shape}.")
-    return view_as(x, shape, _layout.broadcast_strides(r.shape, r.strides, shape, "broadcast_to"), r.offset)
+    out = view_as(x, shape, _layout.broadcast_strides(r.shape, r.strides, shape, "broadcast_to"), r.offset)
+    return _recorded("broadcast_to", out, x, r.shape)
 
 
 def broadcast_arrays(*arrays: Array) -> list[Array]:
@@ -128,7 +138,7 @@ def expand_dims(x: Array, /, axis: int | Sequence[int] = 0) -> Array:
     for a in sorted(norm):
         shape.insert(a, 1)
         strides.insert(a, 0)
-    return view_as(x, tuple(shape), tuple(strides), r.offset)
+    return _recorded("reshape", view_as(x, tuple(shape), tuple(strides), r.offset), x, r.shape)
 
 
 def squeeze(x: Array, /, axis: int | Sequence[int]) -> Array:
@@ -145,7 +155,8 @@ def squeeze(x: Array, /, axis: int | Sequence[int]) -> Array:
         if r.shape[a] != 1:
             raise ValueError(f"squeeze: cannot remove axis {a} of size {r.shape[a]}; only size-1 axes can be removed.")
     keep = [i for i in range(x.ndim) if i not in axes]
-    return view_as(x, tuple(r.shape[i] for i in keep), tuple(r.strides[i] for i in keep), r.offset)
+    out = view_as(x, tuple(r.shape[i] for i in keep), tuple(r.strides[i] for i in keep), r.offset)
+    return _recorded("reshape", out, x, r.shape)
 
 
 def flip(x: Array, /, *, axis: int | Sequence[int] | None = None) -> Array:
@@ -159,7 +170,7 @@ def flip(x: Array, /, *, axis: int | Sequence[int] | None = None) -> Array:
     r = x._ref
     axes = _layout.normalize_axes(axis, x.ndim, "flip")
     strides, offset = _layout.flip(r.shape, r.strides, r.offset, axes)
-    return view_as(x, r.shape, strides, offset)
+    return _recorded("flip", view_as(x, r.shape, strides, offset), x, axes)
 
 
 def concat(arrays: Sequence[Array], /, *, axis: int | None = 0) -> Array:
@@ -200,6 +211,8 @@ def concat(arrays: Sequence[Array], /, *, axis: int | None = 0) -> Array:
         vs, vst, voff = _layout.basic_index(r.shape, r.strides, r.offset, key, "concat")
         _dispatch.assign(view_as(out, vs, vst, voff), a, "concat")
         start += n
+    if _graph.is_grad_enabled() and any(a.requires_grad for a in arrays):
+        _graph.record("concat", out, tuple(arrays), (), (ax, [a.shape[ax] for a in arrays]))
     return out
 
 

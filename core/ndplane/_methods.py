@@ -42,7 +42,48 @@ def _forward(fn: Any) -> Any:
     return method
 
 
+def backward(self: Array, gradient: Array | None = None, retain_graph: bool | None = None,
+             create_graph: bool = False) -> None:  # fmt: skip
+    """Accumulate the gradient of this array into ``.grad`` of the leaves it depends on.
+
+    >>> import ndplane as nd
+    >>> w = nd.asarray([1.0, -2.0], requires_grad=True)
+    >>> nd.sum(w * w).backward()
+    >>> w.grad.tolist()
+    [2.0, -4.0]
+    """
+    from . import autograd
+
+    autograd.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
+
+
+def detach(self: Array) -> Array:
+    """The same data outside the graph (shares storage, no gradient)."""
+    from .autograd.graph import _detached
+
+    return _detached(self)
+
+
+def requires_grad_(self: Array, requires_grad: bool = True) -> Array:
+    """Mark this array (a leaf) as needing a gradient; returns it."""
+    if self._node is not None and not requires_grad:
+        raise RuntimeError("requires_grad_: cannot turn off the gradient of a non-leaf array; use detach().")
+    if requires_grad and not self.dtype.is_floating:
+        raise TypeError(f"requires_grad_: only floating-point arrays can require a gradient; got {self.dtype.name}.")
+    self.requires_grad = requires_grad
+    return self
+
+
+def is_leaf(self: Array) -> bool:
+    """Whether this array was not computed by a recorded op."""
+    return self._node is None
+
+
 def bind_methods() -> None:
+    Array.backward = backward  # type: ignore[attr-defined]
+    Array.detach = detach  # type: ignore[attr-defined]
+    Array.requires_grad_ = requires_grad_  # type: ignore[attr-defined]
+    Array.is_leaf = property(is_leaf)  # type: ignore[attr-defined]
     Array.to_device = to_device  # type: ignore[attr-defined]
     Array.reshape = reshape  # type: ignore[attr-defined]
     for fn in (

@@ -95,8 +95,9 @@ def where(condition: Array, x1: Array | bool | int | float | complex, x2: Array 
     from ._creation import full
 
     arrays = [a for a in (x1, x2) if type(a) is Array]
-    if not arrays:
-        raise TypeError("where: at least one of x1 and x2 must be an ndplane array.")
+    if not arrays:  # two scalars: the first becomes a 0-d array of its default dtype
+        x1 = full((), x1, device=condition.device)
+        arrays = [x1]
     ref = arrays[0]
     dt = ref.dtype if len(arrays) == 1 else _dtypes.promote(x1.dtype, x2.dtype, "where")
     defaults = ref.device.backend.default_dtypes

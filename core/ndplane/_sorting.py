@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import _dispatch, _layout
 from ._array import Array
 from ._statistical import _check
+from .autograd import graph as _graph
 
 __all__ = ["sort", "argsort"]
 
@@ -18,9 +19,12 @@ def _sort(name: str, x: Array, axis: int, descending: bool, stable: bool, values
     ax = _layout.normalize_axis(axis, x.ndim, name)
     moved, _, _ = _dispatch.move_axes_last(x, (ax,))
     index = x.device.backend.default_dtypes["indexing"]
-    v, i = _dispatch.sort_last(moved, bool(descending), bool(stable), values, not values, index)
-    out = v if values else i
-    return _dispatch._move_axis_back(out, ax)
+    grad = values and x.requires_grad
+    v, i = _dispatch.sort_last(moved, bool(descending), bool(stable), values, not values or grad, index)
+    out = _dispatch._move_axis_back(v if values else i, ax)
+    if grad:
+        _graph.record("sort", out, (x,), (_dispatch._move_axis_back(i, ax),), (x.shape, ax))
+    return out
 
 
 def sort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:

@@ -13,6 +13,7 @@ from typing import Sequence
 from . import _dispatch, _dtypes, _layout
 from ._array import Array
 from ._dispatch import view_as
+from .autograd import graph as _graph
 from ._dtypes import DType, as_dtype
 
 __all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "cumulative_sum", "cumulative_prod"]
@@ -33,6 +34,9 @@ def reduction(op: str, x: Array, axis: Axis, keepdims: bool, result: DType, name
     if keepdims:
         shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
         out = view_as(out, shape, _layout.contiguous_strides(shape), 0)
+    if x.requires_grad:
+        saved = () if op == "sum" else (x, out)
+        _graph.record(op, out, (x,), saved, (x.shape, axes, keepdims))
     return out
 
 
@@ -173,6 +177,8 @@ def _cumulative(op: str, x: Array, axis: int | None, dtype: DType | None, includ
     ax = _layout.normalize_axis(axis, x.ndim, op)
     result = accumulator_dtype(x, dtype, op)
     out = _dispatch.scan(op, x, ax, result)
+    if x.requires_grad:
+        _graph.record(op, out, (x,), () if op == "cumulative_sum" else (x, out), (ax,))
     if include_initial:
         from ._creation import full
         from ._manipulation import concat

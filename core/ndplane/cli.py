@@ -100,6 +100,7 @@ def cmd_demo(args: argparse.Namespace, out: Any) -> int:
     cmd_backends(args, out)
     targets = [Device(args.device)] if args.device else [
         d for d in devices() if d.index == 0 and not _is_test(d)
+        and {_dtypes.float32, _dtypes.uint32} <= d.backend.dtypes
     ]  # fmt: skip
     print("\nA short computation on each device, checked against NumPy (float32, 512x512):", file=out)
     rows = [["device", "step", "ndplane ms", "numpy ms", "max |error|"]]
@@ -136,7 +137,9 @@ def _softmax(xp: Any, x: Any) -> Any:
 def _is_test(dev: Device) -> bool:
     from .backend import plugins
 
-    return plugins.backend_specs()[dev.kind].test_only
+    spec = plugins.backend_specs()[dev.kind]
+    priority = spec.priority() if callable(spec.priority) else spec.priority
+    return spec.test_only or priority < 0  # examples rank themselves below every real device
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
-from .ops import PROTOCOL_VERSION
-
 if TYPE_CHECKING:
     from .base import Backend
 
@@ -27,16 +25,18 @@ class BackendSpec:
     ``(True, "")`` or ``(False, "why not, and how to fix it")``.
 
     >>> from ndplane.backend import BackendSpec
-    >>> spec = BackendSpec(name="mine", factory=lambda index: None, distribution="ndplane-mine")
+    >>> spec = BackendSpec(name="mine", factory=lambda index: None, protocol_version=1)
     >>> spec.is_available()
     (True, '')
     """
 
     name: str
     factory: Callable[[int], Backend]
+    #: The protocol version the plugin was written for: required, so that a plugin built for
+    #: another version is recognised (a default would silently claim the installed one).
+    protocol_version: int = field(kw_only=True)
     distribution: str = ""
     version: str = ""
-    protocol_version: int = PROTOCOL_VERSION
     is_available: Callable[[], tuple[bool, str]] = _always_available
     #: Number of devices of this kind (indices 0 .. n-1); called lazily.
     device_count: Callable[[], int] = field(default=lambda: 1)

@@ -217,7 +217,7 @@ def _wrap_one(draw: Any, values: np.ndarray) -> tuple[np.ndarray, Callable[[Any,
     if kind == "step":
         key = pre + (slice(start, start + n * step, step),)
     else:  # negative step: elements at length-1-start, length-1-start-step, ...
-        key = pre + (slice(length - 1 - start, None, -step),)
+        key = pre + (slice(length - 1 - start, None, -step) if n else slice(0, 0, -step),)
     base[key] = values
     return base, lambda m, x: x[key], kind
 
@@ -275,7 +275,7 @@ def arrays(
     values = draw(hnp.arrays(np_dtype(dtype), small, elements=elems, fill=st.nothing()))
     base, view, kinds = _build(draw, values, depth)
     x = view(nd, nd.asarray(base, device=device))
-    ref = view(_np_namespace(), base)
+    ref = np.asarray(view(_np_namespace(), base))
     if small != shape:
         x = nd.broadcast_to(x, shape)
         ref = np.broadcast_to(ref, shape)

@@ -144,6 +144,7 @@ def _spec(name: str, count: int, test_only: bool, description: str, **kwargs: An
     return BackendSpec(
         name=name,
         factory=lambda index: NumpyBackend(index, name=name, **kwargs),
+        protocol_version=1,  # the protocol this plugin implements, stated, not inherited
         distribution="ndplane-numpy",
         version="0.1.0",
         device_count=lambda: count,

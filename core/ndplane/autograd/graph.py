@@ -1,0 +1,227 @@
+"""The autograd graph: nodes recorded by ops, grad mode, and the backward engine.
+
+An op that produced ``out`` from inputs of which at least one requires a
+gradient calls :func:`record`; ``out._node`` then points at a :class:`Node`
+holding the rule's name, the inputs, the arrays the rule needs (checked
+against their storage's version counter at backward time) and parameters.
+Rules live in a table (``RULES``) filled by :mod:`ndplane.autograd.rules`, so
+this module imports no op.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+
+if TYPE_CHECKING:
+    from .._array import Array
+
+__all__ = ["Node", "record", "record_elementwise", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "run_backward"]
+
+#: name -> rule(g, node) -> tuple with one gradient (or None) per input.
+RULES: dict[str, Callable[[Any, Node], Sequence[Any]]] = {}
+#: Elementwise ops whose rule reads no operand values, and those that read the output
+#: (filled by rules.py): only what a rule reads is saved and version-checked.
+NO_SAVE: set[str] = set()
+NEEDS_OUT: set[str] = set()
+
+_state = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops record the graph (per thread; on by default)."""
+    return getattr(_state, "enabled", True)
+
+
+@contextlib.contextmanager
+def set_grad_enabled(mode: bool) -> Iterator[None]:
+    """Turn recording on or off inside a ``with`` block."""
+    prev = is_grad_enabled()
+    _state.enabled = bool(mode)
+    try:
+        yield
+    finally:
+        _state.enabled = prev
+
+
+def no_grad() -> contextlib.AbstractContextManager[None]:
+    """Do not record the graph inside the block (inference, optimizer steps).
+
+    >>> import ndplane as nd
+    >>> w = nd.ones(2, requires_grad=True)
+    >>> with nd.no_grad():
+    ...     (w * 2).requires_grad
+    False
+    """
+    return set_grad_enabled(False)
+
+
+def enable_grad() -> contextlib.AbstractContextManager[None]:
+    """Record the graph inside the block, even within ``no_grad``."""
+    return set_grad_enabled(True)
+
+
+class Node:
+    """One recorded op: how to send the output's gradient to its inputs."""
+
+    __slots__ = ("name", "inputs", "saved", "versions", "params", "__weakref__")
+
+    def __init__(self, name: str, inputs: tuple[Array | None, ...], saved: tuple[Array, ...], params: Any) -> None:
+        self.name = name
+        self.inputs = inputs
+        self.saved = saved
+        self.versions = tuple(s._storage.version for s in saved)
+        self.params = params
+
+    def __repr__(self) -> str:
+        return f"<Node {self.name}>"
+
+    def operands(self) -> tuple[Any, ...]:
+        """For elementwise nodes: the operands (arrays or scalars) and the output, or None
+        where the rule saved nothing (see :func:`record_elementwise`)."""
+        scalars, with_operands, with_out = self.params
+        vals = list(self.saved_values())
+        ops = [s if s is not None else (vals.pop(0) if with_operands else None) for s in scalars]
+        return (*ops, vals.pop(0) if with_out else None)
+
+    def saved_values(self) -> tuple[Array, ...]:
+        if self.saved is None:
+            raise RuntimeError(
+                f"backward: the graph through {self.name} was already freed by an earlier backward(); "
+                f"pass retain_graph=True to the first backward() to go through it twice."
+            )
+        for s, v in zip(self.saved, self.versions):
+            if s._storage.version != v:
+                raise RuntimeError(
+                    f"backward: an array saved by {self.name} for the gradient was modified in place "
+                    f"after it was used (version {v} -> {s._storage.version}); the gradient would be "
+                    f"wrong. Use an out-of-place op (x = x + y, not x += y) or .detach() a copy."
+                )
+        return self.saved
+
+
+def _detached(x: Array) -> Array:
+    """The same data as a new Array outside the graph (shares storage, no node)."""
+    from .._array import _new
+
+    r = x._ref
+    return _new(x._storage, r.dtype, r.shape, r.strides, r.offset)
+
+
+def record(name: str, out: Array, inputs: tuple[Any, ...], saved: tuple[Array, ...] = (),
+           params: Any = None) -> Array:  # fmt: skip
+    """Attach a node to ``out`` if grad mode is on and an input requires a gradient.
+
+    ``inputs`` may contain non-arrays (Python scalars); they get no gradient. ``saved`` are
+    the arrays the rule reads; they are stored detached (no reference cycle through ``out``).
+    """
+    if not getattr(_state, "enabled", True):
+        return out
+    from .._array import Array
+
+    arrays = tuple(x if type(x) is Array and x.requires_grad else None for x in inputs)
+    if not any(a is not None for a in arrays):
+        return out
+    if not out.dtype.is_floating:
+        return out  # integer and boolean results carry no gradient
+    out._node = Node(name, arrays, tuple(_detached(s) if s is out else s for s in saved), params)
+    out.requires_grad = True
+    return out
+
+
+def alias(x: Array) -> Array:
+    """A second Array object for ``x`` (same storage, layout and node): what an in-place
+    write records as the value before the write."""
+    a = _detached(x)
+    a._node, a.requires_grad = x._node, x.requires_grad
+    return a
+
+
+def check_inplace(x: Array, name: str) -> None:
+    if x.requires_grad and x._node is None and getattr(_state, "enabled", True):
+        raise RuntimeError(
+            f"{name}: an array that requires grad and is a leaf of the graph cannot be modified in "
+            f"place; do it under ndplane.no_grad() (as optimizers do), or on a copy."
+        )
+
+
+def record_elementwise(op: str, out: Array, operands: tuple[Any, ...]) -> Array:
+    """Record an elementwise op: saves the array operands and ``out`` unless the rule needs none;
+    ``params`` keeps the scalar operands (None in an array's place)."""
+    from .._array import Array
+
+    with_operands = op not in NO_SAVE
+    with_out = op in NEEDS_OUT
+    saved = (tuple(x for x in operands if type(x) is Array) if with_operands else ()) + ((out,) if with_out else ())
+    scalars = tuple(None if type(x) is Array else x for x in operands)
+    return record(op, out, operands, saved, (scalars, with_operands, with_out))
+
+
+def _toposort(roots: Sequence[Array]) -> list[Array]:
+    """Arrays reachable from ``roots`` through nodes, each after every array that uses it."""
+    order: list[Array] = []
+    seen: set[int] = set()
+    for root in roots:
+        if id(root) in seen:
+            continue
+        seen.add(id(root))
+        stack: list[tuple[Array, int]] = [(root, 0)]
+        while stack:
+            arr, i = stack.pop()
+            node = arr._node
+            inputs = node.inputs if node is not None and node.inputs is not None else ()
+            if i < len(inputs):
+                stack.append((arr, i + 1))
+                child = inputs[i]
+                if child is not None and id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append((child, 0))
+            else:
+                order.append(arr)
+    order.reverse()  # every array now precedes the arrays it was computed from
+    return order
+
+
+def run_backward(
+    roots: Sequence[Array], grads: Sequence[Array], *, retain_graph: bool, create_graph: bool,
+    inputs: Sequence[Array] | None = None,
+) -> list[Array | None] | None:  # fmt: skip
+    """Propagate ``grads`` from ``roots`` back through the graph.
+
+    Without ``inputs``: accumulate into ``.grad`` of every leaf that requires a gradient.
+    With ``inputs``: return their gradients (``None`` where unreachable), touching no ``.grad``.
+    """
+    from .._dispatch import binary
+
+    acc: dict[int, Array] = {}
+    for r, g in zip(roots, grads):
+        acc[id(r)] = binary("add", acc[id(r)], g) if id(r) in acc else g
+    wanted = {id(x) for x in inputs} if inputs is not None else None
+    with set_grad_enabled(create_graph):
+        for arr in _toposort(roots):
+            g = acc.get(id(arr))
+            node = arr._node
+            if g is None:
+                continue
+            if node is None:
+                if wanted is None and arr.requires_grad:
+                    arr.grad = g if arr.grad is None else binary("add", arr.grad, g)
+                continue
+            if wanted is not None and id(arr) in wanted:
+                continue  # a requested intermediate: keep its gradient, stop here
+            in_grads = RULES[node.name](g, node)
+            for child, cg in zip(node.inputs, in_grads):
+                if child is None or cg is None:
+                    continue
+                if cg.dtype is not child.dtype:
+                    from .._dispatch import cast
+
+                    cg = cast(cg, child.dtype)
+                key = id(child)
+                acc[key] = binary("add", acc[key], cg) if key in acc else cg
+            if not retain_graph:
+                node.saved = None
+    if inputs is not None:
+        return [acc.get(id(x)) for x in inputs]
+    return None

@@ -1,0 +1,172 @@
+"""Autograd: every VJP rule against finite differences (float64), and the engine's contract."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ndplane as nd
+from ndplane.autograd import gradcheck
+
+
+def _arr(shape, lo=-2.0, hi=2.0, seed=0):  # type: ignore[no-untyped-def]
+    host = np.random.default_rng(seed).uniform(lo, hi, shape)
+    return nd.asarray(host, requires_grad=True)
+
+
+POS = {"lo": 0.3, "hi": 2.0}
+UNIT = {"lo": -0.8, "hi": 0.8}
+UNARY = {
+    "negative": {}, "abs": {}, "exp": {}, "expm1": {}, "log": POS, "log1p": POS, "log2": POS, "log10": POS,
+    "sqrt": POS, "square": {}, "reciprocal": POS, "sin": {}, "cos": {}, "tan": UNIT, "sinh": {}, "cosh": {},
+    "tanh": {}, "asin": UNIT, "acos": UNIT, "atan": {}, "asinh": {}, "acosh": {"lo": 1.5, "hi": 3.0},
+    "atanh": UNIT, "positive": {},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_rules(name: str) -> None:
+    fn = getattr(nd, name)
+    assert gradcheck(fn, [_arr((2, 3), **UNARY[name])])
+
+
+BINARY = {
+    "add": {}, "subtract": {}, "multiply": {}, "divide": {"b": POS}, "pow": {"a": POS},
+    "maximum": {}, "minimum": {}, "atan2": {"b": POS}, "hypot": {"a": POS}, "logaddexp": {},
+    "remainder": {"a": POS, "b": {"lo": 2.5, "hi": 3.0}}, "copysign": {},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_rules_with_broadcasting(name: str) -> None:
+    fn = getattr(nd, name)
+    a = _arr((2, 3), **BINARY[name].get("a", {}), seed=1)
+    b = _arr((3,), **BINARY[name].get("b", {}), seed=2)
+    assert gradcheck(fn, [a, b])
+    assert gradcheck(lambda t: fn(t, 1.5), [a])
+    assert gradcheck(lambda t: fn(2.5, t), [_arr((3,), **POS)]) if name in ("pow", "divide") else True
+
+
+REDUCTIONS = {
+    "sum": lambda x: nd.sum(x, axis=1), "sum_all": lambda x: nd.sum(x),
+    "prod": lambda x: nd.prod(x, axis=0, keepdims=True), "max": lambda x: nd.max(x, axis=(0, 2)),
+    "min": lambda x: nd.min(x, axis=-1), "mean": lambda x: nd.mean(x, axis=1),
+    "var": lambda x: nd.var(x, axis=0, correction=1), "std": lambda x: nd.std(x),
+    "cumsum": lambda x: nd.cumulative_sum(x, axis=1), "cumprod": lambda x: nd.cumulative_prod(x, axis=2),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_reduction_rules(name: str) -> None:
+    assert gradcheck(REDUCTIONS[name], [_arr((2, 3, 4), lo=0.5, hi=2.0)])
+
+
+def test_prod_with_zeros() -> None:
+    x = nd.asarray([[0.0, 2.0, 3.0], [0.0, 0.0, 5.0]], requires_grad=True)
+    nd.sum(nd.prod(x, axis=1)).backward()
+    assert x.grad.tolist() == [[6.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+
+
+MANIP = {
+    "reshape": lambda x: nd.reshape(x.T, (4, 3)), "permute": lambda x: nd.permute_dims(x, (1, 0)) * 2,
+    "getitem": lambda x: x[1:, ::-2], "getitem_int": lambda x: x[1] * x[:, 0][:, None],
+    "take": lambda x: nd.take(x, nd.asarray([2, 0, 2, -1]), axis=1),
+    "mask": lambda x: x[x > 0] ** 2, "int_array": lambda x: x[nd.asarray([0, 2, 0])],
+    "broadcast": lambda x: nd.broadcast_to(x[:1], (4, 3, 4)), "flip": lambda x: nd.flip(x, axis=0),
+    "expand_squeeze": lambda x: nd.squeeze(nd.expand_dims(x, axis=1), axis=1) + 0,
+    "concat": lambda x: nd.concat([x, x[:, :2] * 3], axis=1), "stack": lambda x: nd.stack([x, -x]),
+    "where": lambda x: nd.where(x > 0, x, x * x), "matmul": lambda x: x.T @ x,
+    "matvec": lambda x: x @ nd.asarray([1.0, -1.0, 2.0, 0.5]), "vecmat": lambda x: nd.asarray([1.0, 2.0, 3.0]) @ x,
+    "batched": lambda x: nd.matmul(nd.reshape(x, (3, 2, 2)), nd.reshape(x, (3, 2, 2))),
+    "sort": lambda x: nd.sort(x, axis=0, descending=True), "mT": lambda x: x.mT @ x,
+    "astype": lambda x: nd.astype(x, nd.float32).astype(nd.float64) * 1.0,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(MANIP))
+def test_manipulation_and_indexing_rules(name: str) -> None:
+    # float32 round trips quantise the function: take wider finite-difference steps there
+    eps, atol = (1e-3, 1e-3) if name == "astype" else (1e-6, 1e-5)
+    assert gradcheck(MANIP[name], [_arr((3, 4), seed=3)], eps=eps, atol=atol)
+
+
+def test_double_backward() -> None:
+    x = nd.asarray([0.5, -1.0, 2.0], requires_grad=True)
+    (g,) = nd.autograd.grad(nd.sum(nd.sin(x) * x * x), x, create_graph=True)
+    (gg,) = nd.autograd.grad(nd.sum(g), x)
+    xs = np.array([0.5, -1.0, 2.0])
+    want = -np.sin(xs) * xs**2 + 4 * xs * np.cos(xs) + 2 * np.sin(xs)
+    np.testing.assert_allclose(gg.to_numpy(), want, rtol=1e-12)
+
+
+def test_long_chain_has_no_recursion_limit() -> None:
+    x = nd.asarray(1.0, requires_grad=True)
+    y = x
+    for _ in range(100_000):
+        y = y * 1.0
+    y.backward()
+    assert float(x.grad) == 1.0
+
+
+def test_accumulation_and_reuse() -> None:
+    x = nd.asarray([1.0, 2.0], requires_grad=True)
+    y = x * x + x
+    nd.sum(y).backward(retain_graph=True)
+    nd.sum(y).backward()
+    assert x.grad.tolist() == [6.0, 10.0]
+    with pytest.raises(RuntimeError, match="already freed"):
+        nd.sum(y).backward()
+
+
+def test_nonscalar_backward_needs_a_gradient() -> None:
+    x = nd.ones((2, 2), requires_grad=True)
+    with pytest.raises(RuntimeError, match="single-element output"):
+        (x * 2).backward()
+    (x * 2).backward(nd.full((2, 2), 0.5))
+    assert x.grad.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+def test_inplace_change_of_a_saved_array_is_detected() -> None:
+    x = nd.asarray([1.0, 2.0], requires_grad=True)
+    h = x * 1.0
+    y = h * h  # saves h
+    h += 1.0
+    with pytest.raises(RuntimeError, match="modified in place"):
+        nd.sum(y).backward()
+    with pytest.raises(RuntimeError, match="leaf"):
+        x += 1.0
+
+
+def test_inplace_and_setitem_are_recorded() -> None:
+    x = nd.asarray([1.0, 2.0, 3.0], requires_grad=True)
+    w = nd.asarray([10.0], requires_grad=True)
+    h = x * 2.0
+    h += x  # h = 3x
+    h[1:2] = w * w  # h = [3x0, w^2, 3x2]
+    nd.sum(h * h).backward()
+    assert x.grad.tolist() == [18.0, 0.0, 54.0]
+    assert w.grad.tolist() == [2 * 100.0 * 2 * 10.0]
+
+
+def test_no_grad_and_detach() -> None:
+    x = nd.ones(3, requires_grad=True)
+    with nd.no_grad():
+        assert not (x * 2).requires_grad
+        with nd.enable_grad():
+            assert (x * 2).requires_grad
+    assert not x.detach().requires_grad and x.detach()._storage is x._storage
+    assert not nd.argmax(x * 2).requires_grad  # integer outputs carry no gradient
+
+
+@pytest.mark.parametrize("device", ["numpy-nof64", "numpy-contig"])
+def test_gradients_agree_across_devices(device: str) -> None:
+    host = np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32)
+
+    def loss(dev: str) -> np.ndarray:
+        x = nd.asarray(host, device=dev, requires_grad=True)
+        w = nd.asarray(host.T.copy(), device=dev, requires_grad=True)
+        y = nd.mean(nd.tanh(x @ w) * nd.sum(x, axis=1)[:, None])
+        y.backward()
+        return np.concatenate([x.grad.to_numpy().ravel(), w.grad.to_numpy().ravel()])
+
+    np.testing.assert_allclose(loss(device), loss("numpy"), rtol=1e-5, atol=1e-6)
