@@ -153,6 +153,10 @@ from .autograd import rules as _rules  # noqa: F401 - fills the VJP table
 
 __all__ += ["autograd", "enable_grad", "no_grad"]
 
+from . import composite, nn, optim
+
+__all__ += ["composite", "nn", "optim"]
+
 from ._methods import bind_methods as _bind_methods
 
 _bind_methods()
@@ -164,3 +168,7 @@ newaxis = None
 pi = 3.141592653589793
 
 __all__ += ["e", "inf", "nan", "newaxis", "pi"]
+
+from ._inspection import __array_namespace_info__
+
+__all__ += ["__array_namespace_info__"]

@@ -248,8 +248,11 @@ def _new(storage: Storage, dtype: DType, shape: tuple[int, ...], strides: tuple[
     """The one constructor of Arrays."""
     a = object.__new__(Array)
     a._storage = storage
+    size = _layout.prod(shape)
+    # NOTE: an empty view's offset may point past the end of its buffer (x[1:] of a (1, 0)
+    # array); no element is ever read through it, so hand backends an in-bounds 0.
     a._ref = Ref(
-        storage.buffer, dtype, shape, strides, offset, _layout.prod(shape),
+        storage.buffer, dtype, shape, strides, offset if size else 0, size,
         _layout.is_contiguous(shape, strides),
     )  # fmt: skip
     a._node = None

@@ -662,3 +662,51 @@ def to_device(x: Array, device: Device) -> Array:
 
 def view_as(x: Array, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array:
     return _new(x._storage, x._ref.dtype, shape, strides, offset)
+
+
+# ---------------------------------------------------------------------------
+# optional extension kernels: linalg and fft (native, else host fallback)
+# ---------------------------------------------------------------------------
+
+
+def linalg(op: str, inputs: tuple[Array, ...],
+           outputs: tuple[tuple[tuple[int, ...], _dtypes.DType], ...]) -> tuple[Array, ...]:  # fmt: skip
+    """Run ``Backend.linalg(op, ...)`` on ``inputs`` (one dtype, any layout: compacted here)
+    into fresh outputs of the given ``(shape, dtype)``s, natively or through the host fallback."""
+    dev = inputs[0]._storage.device
+    backend = dev.backend
+    dtype = inputs[0].dtype
+    for _, dt in outputs:
+        check_dtype(dev, dt, op)
+    keep = [compact(x) for x in inputs]
+    outs = tuple(_out(dev, backend, dt, shape, _layout.prod(shape)) for shape, dt in outputs)
+    if not any(o.size for o in outs):
+        return outs
+    refs = tuple(x._ref for x in keep)
+    orefs = tuple(o._ref for o in outs)
+    if _kernel_path(backend, op, dtype) == NATIVE:
+        backend.linalg(op, refs, orefs)
+        return outs
+    _host_allowed(backend, op, dtype)
+    host_out = tuple(np.empty(r.shape, r.dtype.dtype) for r in orefs)
+    reference.linalg(op, tuple(np.array(backend.to_host(r), copy=True) for r in refs), host_out)
+    for r, h in zip(orefs, host_out):
+        write_host(backend, r, h)
+    return outs
+
+
+def fft(op: str, x: Array, shape: tuple[int, ...], dtype: _dtypes.DType, norm: str) -> Array:
+    """Run ``Backend.fft(op, x, out, norm)`` on ``x`` (..., N) along its last axis into a fresh
+    array of ``shape`` (..., K) and ``dtype``, natively or through the host fallback."""
+    dev = x._storage.device
+    backend = check_dtype(dev, dtype, op)
+    out = _out(dev, backend, dtype, shape, _layout.prod(shape))
+    if out.size and x.size:
+        *lead, n = x.shape
+        m = _layout.prod(lead)
+        c = compact(x)  # NOTE: holds the compacted operand alive until the kernel has run
+        src = Ref(c._ref.buffer, x.dtype, (m, n), (n, 1), c._ref.offset, m * n, True)
+        k = shape[-1]
+        dst = Ref(out._ref.buffer, dtype, (m, k), (k, 1), 0, m * k, True)
+        run(backend, _kernel_path(backend, op, x.dtype), "fft", op, x.dtype, (src, dst, norm), (1,))
+    return out

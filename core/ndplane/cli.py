@@ -1,4 +1,4 @@
-"""The ``ndplane`` command: ``backends``, ``info BACKEND``, ``demo``.
+"""The ``ndplane`` command: ``backends``, ``info BACKEND``, ``demo`` (checks and trains an MLP).
 
 >>> from ndplane.cli import main
 >>> main(["backends"])  # doctest: +ELLIPSIS
@@ -120,6 +120,12 @@ def cmd_demo(args: argparse.Namespace, out: Any) -> int:
             err = float(np.max(np.abs(got.to_numpy().astype(np.float64) - want)))
             rows.append([str(dev), name, f"{t_nd * 1e3:.2f}", f"{t_np * 1e3:.2f}", f"{err:.2e}"])
     _table(rows, out)
+    if args.epochs:
+        from .examples import digits_mlp
+
+        train_on = Device(args.device) if args.device else nd.get_default_device()
+        print(f"\nTraining a 64-128-10 MLP on scikit-learn's digits on {train_on} (Adam, batch 64):", file=out)
+        digits_mlp.main(["--device", str(train_on), "--epochs", str(args.epochs)])
     return 0
 
 
@@ -150,6 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     info.add_argument("backend", help="backend or device name, e.g. numpy or cpu:0")
     demo = sub.add_parser("demo", help="run a short computation on each device and compare with NumPy")
     demo.add_argument("--device", default=None, help="run on this device only")
+    demo.add_argument("--epochs", type=int, default=20, help="epochs of MLP training (0 skips it)")
     args = parser.parse_args(argv)
     handler = {"backends": cmd_backends, "info": cmd_info, "demo": cmd_demo}[args.command]
     try:

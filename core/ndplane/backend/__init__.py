@@ -15,6 +15,7 @@ from .ops import (
     CAPABILITIES,
     COMPARISON_OPS,
     DEFAULT_DTYPE_KINDS,
+    FUSED_OPS,
     HOST_RESIDENT,
     INPLACE,
     KERNEL_OPS,
@@ -29,5 +30,5 @@ from .spec import BackendSpec
 __all__ = [
     "Backend", "Ref", "BackendSpec", "hookimpl", "hookspec", "PROTOCOL_VERSION",
     "ALL_OPS", "UNARY_OPS", "BINARY_OPS", "COMPARISON_OPS", "REDUCE_OPS", "SCAN_OPS",
-    "KERNEL_OPS", "CAPABILITIES", "STRIDED", "INPLACE", "HOST_RESIDENT", "DEFAULT_DTYPE_KINDS",
+    "KERNEL_OPS", "FUSED_OPS", "CAPABILITIES", "STRIDED", "INPLACE", "HOST_RESIDENT", "DEFAULT_DTYPE_KINDS",
 ]  # fmt: skip

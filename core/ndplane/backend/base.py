@@ -196,6 +196,68 @@ class Backend:
         (descending stable keeps them in input order too)."""
         raise NotImplementedError("need sort")
 
+    def fused(self, op: str, inputs: tuple[Ref | None, ...], out: Ref, params: dict[str, Any]) -> None:
+        """A fused composite, called only when the backend declares the capability ``"fused:<op>"``.
+
+        It must match the generic algorithm in :mod:`ndplane.composite` within float tolerance.
+        All Refs are C-contiguous; ``x`` is 2-D (M, K) and the op works along its last axis:
+
+        - ``softmax`` / ``log_softmax``: ``inputs = (x,)``, ``out`` (M, K);
+        - ``logsumexp``: ``inputs = (x,)``, ``out`` (M,);
+        - ``layer_norm``: ``inputs = (x, weight, bias)`` with ``weight``/``bias`` (K,) or None,
+          ``params = {"eps": float}``, ``out`` (M, K) = (x - mean) / sqrt(var + eps) * weight + bias
+          (biased variance over the row).
+        """
+        raise NotImplementedError(f"need fused {op!r}")
+
+    # -- optional extensions: capabilities "linalg" and "fft" -----------------
+
+    def linalg(self, op: str, inputs: tuple[Ref, ...], outputs: tuple[Ref, ...]) -> None:
+        """A linear-algebra kernel over a batch of matrices, called only for the ops of
+        :data:`~ndplane.backend.ops.LINALG_OPS` the backend lists in :attr:`ops` (declare the
+        ``"linalg"`` capability too). Without it the core runs the host fallback.
+
+        All Refs are fresh or compacted, C-contiguous; inputs share one floating dtype
+        (float32, float64, complex64 or complex128; the core casts others first); ``B`` is
+        the flattened batch. ``real`` below is the real dtype of the input's.
+
+        - ``cholesky``: ``(a (B,N,N),) -> (L (B,N,N),)``, lower factor of a Hermitian
+          positive-definite ``a`` (only its lower triangle is read);
+        - ``qr``: ``(a (B,M,N),) -> (q (B,M,K), r (B,K,N))``; ``K = min(M, N)`` (reduced) or
+          ``K = M`` (complete, recognisable from ``q``'s shape);
+        - ``svd``: ``(a (B,M,N),) -> (u (B,M,J), s (B,K) real, vh (B,J',N))``, singular values
+          descending; ``J = J' = K = min(M, N)`` (reduced) or ``J = M, J' = N`` (full);
+        - ``svdvals``: ``(a,) -> (s (B,K) real,)``;
+        - ``eigh``: ``(a (B,N,N),) -> (w (B,N) real ascending, v (B,N,N))`` of a Hermitian ``a``
+          (lower triangle read); ``eigvalsh``: ``(a,) -> (w,)``;
+        - ``solve``: ``(a (B,N,N), b (B,N,K)) -> (x (B,N,K),)`` with ``a @ x = b``;
+        - ``inv``: ``(a (B,N,N),) -> (inverse (B,N,N),)``;
+        - ``det``: ``(a (B,N,N),) -> (det (B,),)``;
+        - ``slogdet``: ``(a (B,N,N),) -> (sign (B,), logabsdet (B,) real)``.
+
+        ``B``, ``M``, ``N`` and ``K`` may be 0. A singular or non-positive-definite input
+        may raise a ``ValueError`` subclass (NumPy's ``LinAlgError`` is one) or give
+        non-finite values, but must never crash.
+        """
+        raise NotImplementedError(f"need linalg {op!r}")
+
+    def fft(self, op: str, x: Ref, out: Ref, norm: str) -> None:
+        """A one-dimensional discrete Fourier transform along the last axis, called only for
+        the ops of :data:`~ndplane.backend.ops.FFT_OPS` the backend lists in :attr:`ops`
+        (declare the ``"fft"`` capability too); otherwise the core runs the host fallback.
+
+        ``x`` (M, N) and ``out`` (M, K) are C-contiguous; the core has already padded or
+        truncated ``x`` to the transform length, so ``K`` and the length ``n`` follow from
+        the shapes: ``fft``/``ifft``: complex -> complex, ``n = N = K``; ``rfft``: real ->
+        complex, ``n = N``, ``K = n // 2 + 1``; ``ihfft``: real -> complex, same shapes as
+        ``rfft``; ``irfft``: complex -> real, ``n = K``, ``N = n // 2 + 1``; ``hfft``:
+        complex -> real, same shapes as ``irfft``. ``x`` and ``out`` have matching
+        precision (float32 with complex64, float64 with complex128). ``norm`` is
+        ``"backward"`` (no scaling forward, 1/n inverse), ``"ortho"`` (1/sqrt(n) both ways)
+        or ``"forward"`` (1/n forward), with NumPy's meaning of forward for each op.
+        """
+        raise NotImplementedError(f"need fft {op!r}")
+
     def random_bits(self, key: int, counter: int, out: Ref) -> None:
         """Fill the 1-D uint32 ``out`` with the Philox-4x32-10 stream: word ``i`` is word
         ``i % 4`` of Philox(key, counter + i // 4), ``key`` a 64-bit and ``counter`` a

@@ -46,7 +46,30 @@ INPLACE = "inplace"
 HOST_RESIDENT = "host"
 """Buffers live in host memory, so ``numpy.asarray(x)`` may share them."""
 
-CAPABILITIES = frozenset({STRIDED, INPLACE, HOST_RESIDENT})
+FUSED_OPS = frozenset({"softmax", "log_softmax", "logsumexp", "layer_norm"})
+"""Composites a backend may fuse: it declares ``"fused:<op>"`` and implements ``Backend.fused``."""
+
+CAPABILITIES = frozenset({STRIDED, INPLACE, HOST_RESIDENT} | {f"fused:{op}" for op in FUSED_OPS})
 
 # Keys of ``Backend.default_dtypes`` (the Array API inspection names).
 DEFAULT_DTYPE_KINDS = ("real floating", "complex floating", "integral", "indexing")
+
+# ---------------------------------------------------------------------------
+# Optional extensions: linear algebra and FFT kernels (capabilities "linalg" and "fft").
+# ---------------------------------------------------------------------------
+LINALG = "linalg"
+"""The backend implements ``Backend.linalg`` for the :data:`LINALG_OPS` it lists in ``ops``."""
+FFT = "fft"
+"""The backend implements ``Backend.fft`` for the :data:`FFT_OPS` it lists in ``ops``."""
+
+LINALG_OPS = frozenset({
+    "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "solve", "inv", "det", "slogdet",
+})  # fmt: skip
+"""``Backend.linalg(op, inputs, outputs)`` ops, on batches of matrices; see ``Backend.linalg``.
+Every other ``ndplane.linalg`` function is a core composite of these and the primitives."""
+
+FFT_OPS = frozenset({"fft", "ifft", "rfft", "irfft", "hfft", "ihfft"})
+"""``Backend.fft(op, x, out, norm)`` ops: one-dimensional transforms along the last axis.
+The n-dimensional transforms, padding/truncation and the shifts are core composites."""
+
+CAPABILITIES = CAPABILITIES | {LINALG, FFT}

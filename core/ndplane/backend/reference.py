@@ -211,3 +211,63 @@ def random_bits(key: int, counter: int, out: np.ndarray) -> None:
     ctr[:, 2] = hi & _MASK32
     ctr[:, 3] = hi >> _SHIFT32
     out[...] = philox4x32(key, ctr).reshape(-1)[:n]
+
+
+# ---------------------------------------------------------------------------
+# Optional extensions: linalg and fft (see Backend.linalg / Backend.fft for the contracts).
+# ---------------------------------------------------------------------------
+
+
+def _svd(a: np.ndarray, outs: tuple[np.ndarray, ...]) -> None:
+    u, s, vh = outs
+    full = u.shape[-1] == a.shape[-2] and vh.shape[-2] == a.shape[-1]  # reduced == full when M == N
+    ru, rs, rvh = np.linalg.svd(a, full_matrices=full)
+    np.copyto(u, ru), np.copyto(s, rs), np.copyto(vh, rvh)
+
+
+def _qr(a: np.ndarray, outs: tuple[np.ndarray, ...]) -> None:
+    q, r = outs
+    rq, rr = np.linalg.qr(a, mode="complete" if q.shape[-1] == a.shape[-2] else "reduced")
+    np.copyto(q, rq), np.copyto(r, rr)
+
+
+def _eigh(a: np.ndarray, outs: tuple[np.ndarray, ...]) -> None:
+    w, v = np.linalg.eigh(a)
+    np.copyto(outs[0], w), np.copyto(outs[1], v)
+
+
+def _slogdet(a: np.ndarray, outs: tuple[np.ndarray, ...]) -> None:
+    sign, logabs = np.linalg.slogdet(a)
+    np.copyto(outs[0], sign), np.copyto(outs[1], logabs)
+
+
+def _solve(a: np.ndarray, b: np.ndarray, outs: tuple[np.ndarray, ...]) -> None:
+    np.copyto(outs[0], np.linalg.solve(a, b))
+
+
+LINALG: dict[str, Callable[..., None]] = {
+    "cholesky": lambda a, outs: np.copyto(outs[0], np.linalg.cholesky(a)),
+    "qr": _qr,
+    "svd": _svd,
+    "svdvals": lambda a, outs: np.copyto(outs[0], np.linalg.svd(a, compute_uv=False)),
+    "eigh": _eigh,
+    "eigvalsh": lambda a, outs: np.copyto(outs[0], np.linalg.eigvalsh(a)),
+    "solve": _solve,
+    "inv": lambda a, outs: np.copyto(outs[0], np.linalg.inv(a)),
+    "det": lambda a, outs: np.copyto(outs[0], np.linalg.det(a)),
+    "slogdet": _slogdet,
+}  # fmt: skip
+
+
+def linalg(op: str, inputs: tuple[np.ndarray, ...], outputs: tuple[np.ndarray, ...]) -> None:
+    with np.errstate(all="ignore"):
+        LINALG[op](*inputs, outputs)
+
+
+def fft(op: str, x: np.ndarray, out: np.ndarray, norm: str) -> None:
+    n = out.shape[-1] if op in ("irfft", "hfft") else x.shape[-1]
+    if n == 0 or x.shape[0] == 0:
+        return
+    fn = getattr(np.fft, op)
+    # NOTE: NumPy >= 2 keeps single precision; cast in case an older NumPy widens.
+    np.copyto(out, fn(x, n=n, axis=-1, norm=norm), casting="unsafe")

@@ -196,14 +196,14 @@ def reference(op: str, table: dict[str, Any], result: nd.DType, *args: Any) -> t
     """NumPy's answer as an array of ``result``'s dtype, and whether to compare exactly."""
     fn, _, _, exact = table[op]
     fn = _sign if op == "sign" else fn
-    arrays = [a for a in args if isinstance(a, np.ndarray)]
-    compute = arrays[0].dtype
+    args = tuple(np.asarray(a) for a in args)
+    compute = args[0].dtype
     if compute.kind == "c" and op in ("abs", "sign"):
         exact = False  # |z| is a rounded hypot
     exact = exact or result.kind in ("bool", "int", "uint")
     if not exact:
         compute = np.complex128 if compute.kind == "c" else np.float64
-    conv = [a.astype(compute) if isinstance(a, np.ndarray) else np.asarray(a, compute) for a in args]
+    conv = [a.astype(compute) for a in args]
     with np.errstate(all="ignore"):
         out = fn(*conv)
     return h.to_result(out, result), exact

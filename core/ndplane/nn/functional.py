@@ -1,0 +1,253 @@
+"""Neural-network functions (PyTorch's ``torch.nn.functional`` names), composites of core ops.
+
+>>> import ndplane as nd
+>>> import ndplane.nn.functional as F
+>>> F.relu(nd.asarray([-1.0, 2.0])).tolist()
+[0.0, 2.0]
+"""
+
+from __future__ import annotations
+
+import math
+
+import ndplane as nd
+
+from .. import _layout
+from .._array import Array
+from ..composite import layer_norm as _layer_norm
+from ..composite import log_softmax, logsumexp, softmax
+
+__all__ = [
+    "relu", "gelu", "sigmoid", "tanh", "softmax", "log_softmax", "logsumexp", "dropout", "linear",
+    "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "batch_norm", "embedding", "one_hot",
+    "mse_loss", "cross_entropy", "nll_loss", "binary_cross_entropy_with_logits", "pad2d", "unfold2d",
+]  # fmt: skip
+
+
+def relu(x: Array) -> Array:
+    """``max(x, 0)``."""
+    return nd.maximum(x, 0.0) if x.dtype.is_floating else nd.maximum(x, 0)
+
+
+def _erf(x: Array) -> Array:
+    # NOTE: Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): enough for float32 activations and
+    # written with core ops, so every backend gets GELU and its gradient.
+    s = nd.sign(x)
+    a = nd.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return s * (1.0 - poly * nd.exp(-a * a))
+
+
+def gelu(x: Array, approximate: str = "none") -> Array:
+    """Gaussian error linear unit: ``x * Phi(x)`` (``approximate="tanh"`` for the tanh form).
+
+    >>> import ndplane as nd
+    >>> round(float(gelu(nd.asarray(1.0))), 4)
+    0.8413
+    """
+    if approximate == "tanh":
+        return 0.5 * x * (1.0 + nd.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
+    if approximate != "none":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh'; got {approximate!r}.")
+    return 0.5 * x * (1.0 + _erf(x * (1.0 / math.sqrt(2.0))))
+
+
+def sigmoid(x: Array) -> Array:
+    """``1 / (1 + exp(-x))``, stable for large |x|."""
+    e = nd.exp(-nd.abs(x))
+    return nd.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def tanh(x: Array) -> Array:
+    """Hyperbolic tangent."""
+    return nd.tanh(x)
+
+
+def dropout(x: Array, p: float = 0.5, training: bool = True, generator: nd.random.Generator | None = None) -> Array:
+    """Zero elements with probability ``p`` and scale the rest by ``1 / (1 - p)`` (training only).
+
+    The mask comes from ``generator`` (a seeded :class:`ndplane.random.Generator`), so runs repeat.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: p must be in [0, 1]; got {p}.")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return x * 0.0
+    gen = generator if generator is not None else _default_generator()
+    keep = gen.random(x.shape, dtype=x.dtype, device=x.device) >= p
+    return nd.where(keep, x * (1.0 / (1.0 - p)), 0.0)
+
+
+_GENERATOR: list[nd.random.Generator] = []
+
+
+def _default_generator() -> nd.random.Generator:
+    if not _GENERATOR:
+        _GENERATOR.append(nd.random.default_rng(0))
+    return _GENERATOR[0]
+
+
+def linear(x: Array, weight: Array, bias: Array | None = None) -> Array:
+    """``x @ weight.T + bias`` with ``weight`` of shape (out, in)."""
+    y = nd.matmul(x, weight.mT)
+    return y + bias if bias is not None else y
+
+
+def pad2d(x: Array, padding: int) -> Array:
+    """Zero-pad the last two axes by ``padding`` on each side."""
+    if padding == 0:
+        return x
+    *lead, h, w = x.shape
+    out = nd.zeros((*lead, h + 2 * padding, w + 2 * padding), dtype=x.dtype, device=x.device)
+    out[..., padding : padding + h, padding : padding + w] = x
+    return out
+
+
+def unfold2d(x: Array, kernel: tuple[int, int], stride: tuple[int, int]) -> Array:
+    """Patches of (N, C, H, W) as (N, C, KH * KW, OH, OW): one strided view per kernel offset."""
+    n, c, h, w = x.shape
+    kh, kw = kernel
+    sh, sw = stride
+    oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"conv/pool: kernel {kernel} is larger than the padded input ({h}, {w}).")
+    views = [x[:, :, i : i + sh * (oh - 1) + 1 : sh, j : j + sw * (ow - 1) + 1 : sw]
+             for i in range(kh) for j in range(kw)]  # fmt: skip
+    return nd.stack(views, axis=2)
+
+
+def _pair(v: int | tuple[int, int]) -> tuple[int, int]:
+    return (v, v) if isinstance(v, int) else (int(v[0]), int(v[1]))
+
+
+def conv2d(x: Array, weight: Array, bias: Array | None = None, stride: int | tuple[int, int] = 1,
+           padding: int = 0) -> Array:  # fmt: skip
+    """2-D convolution (cross-correlation) of (N, C, H, W) with (O, C, KH, KW): unfold + matmul.
+
+    >>> import ndplane as nd
+    >>> conv2d(nd.ones((1, 1, 3, 3)), nd.ones((2, 1, 2, 2))).shape
+    (1, 2, 2, 2)
+    """
+    if x.ndim != 4 or weight.ndim != 4:
+        raise ValueError(f"conv2d: expected 4-D input and weight; got {x.shape} and {weight.shape}.")
+    if x.shape[1] != weight.shape[1]:
+        raise ValueError(f"conv2d: input has {x.shape[1]} channels, weight expects {weight.shape[1]}.")
+    o, c, kh, kw = weight.shape
+    cols = unfold2d(pad2d(x, padding), (kh, kw), _pair(stride))
+    n, _, _, oh, ow = cols.shape
+    y = nd.matmul(nd.reshape(weight, (o, c * kh * kw)), nd.reshape(cols, (n, c * kh * kw, oh * ow)))
+    y = nd.reshape(y, (n, o, oh, ow))
+    return y + nd.reshape(bias, (1, o, 1, 1)) if bias is not None else y
+
+
+def max_pool2d(x: Array, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None) -> Array:
+    """Maximum over (KH, KW) windows of (N, C, H, W)."""
+    k = _pair(kernel_size)
+    return nd.max(unfold2d(x, k, _pair(stride) if stride is not None else k), axis=2)
+
+
+def avg_pool2d(x: Array, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None) -> Array:
+    """Mean over (KH, KW) windows of (N, C, H, W)."""
+    k = _pair(kernel_size)
+    return nd.mean(unfold2d(x, k, _pair(stride) if stride is not None else k), axis=2)
+
+
+def layer_norm(x: Array, normalized_shape: tuple[int, ...] | int, weight: Array | None = None,
+               bias: Array | None = None, eps: float = 1e-5) -> Array:  # fmt: skip
+    """Layer normalisation over the trailing ``normalized_shape`` axes."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(x.shape[-len(shape) :]) != shape:
+        raise ValueError(f"layer_norm: input shape {x.shape} does not end with {shape}.")
+    k = _layout.prod(shape)
+    flat = nd.reshape(x, x.shape[: x.ndim - len(shape)] + (k,))
+    w = nd.reshape(weight, (k,)) if weight is not None else None
+    b = nd.reshape(bias, (k,)) if bias is not None else None
+    return nd.reshape(_layer_norm(flat, w, b, eps), x.shape)
+
+
+def batch_norm(x: Array, running_mean: Array | None, running_var: Array | None, weight: Array | None = None,
+               bias: Array | None = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Array:  # fmt: skip
+    """Batch normalisation over axis 0 (and the spatial axes of (N, C, L))."""
+    axes = (0,) if x.ndim == 2 else (0, 2)
+    shape = (1, x.shape[1]) if x.ndim == 2 else (1, x.shape[1], 1)
+    if training:
+        mean = nd.mean(x, axis=axes)
+        var = nd.var(x, axis=axes)
+        if running_mean is not None and running_var is not None:
+            n = x.size // x.shape[1]
+            with nd.no_grad():
+                running_mean *= 1.0 - momentum
+                running_mean += momentum * mean.detach()
+                running_var *= 1.0 - momentum
+                running_var += momentum * var.detach() * (n / max(n - 1, 1))
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: running statistics are required outside training.")
+        mean, var = running_mean, running_var
+    y = (x - nd.reshape(mean, shape)) / nd.sqrt(nd.reshape(var, shape) + eps)
+    if weight is not None:
+        y = y * nd.reshape(weight, shape)
+    if bias is not None:
+        y = y + nd.reshape(bias, shape)
+    return y
+
+
+def embedding(indices: Array, weight: Array) -> Array:
+    """Rows of ``weight`` (num, dim) picked by integer ``indices`` of any shape."""
+    flat = nd.take(weight, nd.reshape(indices, (-1,)), axis=0)
+    return nd.reshape(flat, indices.shape + (weight.shape[1],))
+
+
+def one_hot(labels: Array, num_classes: int, dtype: nd.DType | None = None) -> Array:
+    """(N,) integer labels as an (N, num_classes) 0/1 array."""
+    classes = nd.arange(num_classes, dtype=labels.dtype, device=labels.device)
+    hot = nd.expand_dims(labels, axis=-1) == classes
+    return nd.astype(hot, dtype or labels.device.backend.default_dtypes["real floating"])
+
+
+def _reduce(loss: Array, reduction: str, name: str) -> Array:
+    if reduction == "mean":
+        return nd.mean(loss)
+    if reduction == "sum":
+        return nd.sum(loss)
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none'; got {reduction!r}.")
+
+
+def mse_loss(input: Array, target: Array, reduction: str = "mean") -> Array:  # noqa: A002
+    """Mean squared error."""
+    d = input - target
+    return _reduce(d * d, reduction, "mse_loss")
+
+
+def nll_loss(log_probs: Array, target: Array, reduction: str = "mean") -> Array:
+    """Negative log-likelihood of integer ``target`` (N,) under ``log_probs`` (N, C)."""
+    if log_probs.ndim != 2 or target.shape != log_probs.shape[:1]:
+        raise ValueError(f"nll_loss: expected (N, C) log-probabilities and (N,) targets; got "
+                         f"{log_probs.shape} and {target.shape}.")  # fmt: skip
+    if target.dtype.kind not in ("int", "uint"):
+        raise TypeError(f"nll_loss: targets must be integer class indices; got {target.dtype.name}.")
+    picked = nd.sum(log_probs * one_hot(target, log_probs.shape[1], log_probs.dtype), axis=1)
+    return _reduce(-picked, reduction, "nll_loss")
+
+
+def cross_entropy(logits: Array, target: Array, reduction: str = "mean") -> Array:
+    """Cross entropy of integer ``target`` (N,) given unnormalised ``logits`` (N, C).
+
+    >>> import ndplane as nd
+    >>> round(float(cross_entropy(nd.asarray([[2.0, 0.0]]), nd.asarray([0]))), 4)
+    0.1269
+    """
+    return nll_loss(log_softmax(logits, axis=1), target, reduction)
+
+
+def binary_cross_entropy_with_logits(logits: Array, target: Array, reduction: str = "mean") -> Array:
+    """Binary cross entropy of ``target`` in [0, 1] given ``logits``, computed stably."""
+    loss = nd.maximum(logits, 0.0) - logits * target + nd.log1p(nd.exp(-nd.abs(logits)))
+    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+

@@ -1,0 +1,141 @@
+"""nn, optim and composites against NumPy references and finite differences."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ndplane as nd
+from ndplane import nn
+from ndplane.autograd import gradcheck
+from ndplane.nn import functional as F
+
+
+def _x(shape, seed=0):  # type: ignore[no-untyped-def]
+    return nd.asarray(np.random.default_rng(seed).standard_normal(shape), requires_grad=True)
+
+
+def _conv_ref(x: np.ndarray, w: np.ndarray, stride: int, pad: int) -> np.ndarray:
+    x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
+    out = np.zeros((n, o, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            patch = x[:, :, i * stride : i * stride + kh, j * stride : j * stride + kw]
+            out[:, :, i, j] = np.einsum("nchw,ochw->no", patch, w)
+    return out
+
+
+@pytest.mark.parametrize(("stride", "pad"), [(1, 0), (1, 1), (2, 1)])
+def test_conv2d_matches_direct_loop(stride: int, pad: int) -> None:
+    x, w = _x((2, 3, 6, 5), 1), _x((4, 3, 3, 2), 2)
+    got = F.conv2d(x, w, stride=stride, padding=pad).to_numpy()
+    np.testing.assert_allclose(got, _conv_ref(x.to_numpy(), w.to_numpy(), stride, pad), rtol=1e-12, atol=1e-12)
+    assert gradcheck(lambda a, b: F.conv2d(a, b, stride=stride, padding=pad), [_x((1, 2, 4, 4), 3), _x((2, 2, 2, 2), 4)])
+
+
+def test_pooling() -> None:
+    host = np.random.default_rng(0).standard_normal((2, 3, 4, 6))
+    x = nd.asarray(host, requires_grad=True)
+    want_max = host.reshape(2, 3, 2, 2, 3, 2).max(axis=(3, 5))
+    np.testing.assert_array_equal(F.max_pool2d(x, 2).to_numpy(), want_max)
+    np.testing.assert_allclose(F.avg_pool2d(x, 2).to_numpy(), host.reshape(2, 3, 2, 2, 3, 2).mean(axis=(3, 5)))
+    assert gradcheck(lambda t: F.avg_pool2d(t, (2, 3), stride=1), [_x((1, 2, 3, 4))])
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax", "logsumexp"])
+def test_composites_match_numpy_and_gradcheck(fn: str) -> None:
+    host = np.random.default_rng(1).standard_normal((3, 5)) * 10
+    x = nd.asarray(host, requires_grad=True)
+    m = host.max(axis=0, keepdims=True)
+    lse = np.log(np.exp(host - m).sum(axis=0, keepdims=True)) + m
+    want = {"softmax": np.exp(host - lse), "log_softmax": host - lse, "logsumexp": lse[0]}[fn]
+    got = getattr(F, fn)(x, axis=0)
+    np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-12)
+    assert gradcheck(lambda t: getattr(F, fn)(t, axis=0), [x])
+
+
+def test_layer_norm_and_batch_norm() -> None:
+    x, w, b = _x((4, 6)), _x((6,), 1), _x((6,), 2)
+    host = x.to_numpy()
+    want = (host - host.mean(-1, keepdims=True)) / np.sqrt(host.var(-1, keepdims=True) + 1e-5) * w.to_numpy() + b.to_numpy()
+    np.testing.assert_allclose(F.layer_norm(x, 6, w, b).to_numpy(), want, rtol=1e-10)
+    assert gradcheck(lambda a, c, d: F.layer_norm(a, 6, c, d), [x, w, b])
+    bn = nn.BatchNorm1d(6, dtype=nd.float64)
+    y = bn(x)
+    np.testing.assert_allclose(y.to_numpy(), (host - host.mean(0)) / np.sqrt(host.var(0) + 1e-5), rtol=1e-10)
+    np.testing.assert_allclose(bn.running_mean.to_numpy(), 0.1 * host.mean(0), rtol=1e-12)
+    bn.eval()
+    assert bn(x).shape == (4, 6)
+
+
+def test_losses() -> None:
+    logits, target = _x((5, 4)), nd.asarray([0, 3, 1, 1, 2])
+    host = logits.to_numpy()
+    logp = host - np.log(np.exp(host).sum(1, keepdims=True))
+    np.testing.assert_allclose(float(F.cross_entropy(logits, target)), -logp[np.arange(5), [0, 3, 1, 1, 2]].mean())
+    assert gradcheck(lambda t: F.cross_entropy(t, target, reduction="sum"), [logits])
+    y = nd.asarray(np.random.default_rng(3).uniform(0, 1, (5, 4)))
+    want = np.mean(np.maximum(host, 0) - host * y.to_numpy() + np.log1p(np.exp(-np.abs(host))))
+    np.testing.assert_allclose(float(F.binary_cross_entropy_with_logits(logits, y)), want)
+    assert float(F.mse_loss(nd.ones(3), nd.zeros(3))) == 1.0
+    with pytest.raises(TypeError, match="integer class indices"):
+        F.nll_loss(logits, nd.zeros(5))
+
+
+@pytest.mark.parametrize("act", ["relu", "gelu", "sigmoid", "tanh"])
+def test_activations(act: str) -> None:
+    assert gradcheck(getattr(F, act), [nd.asarray([-2.5, -0.3, 0.4, 3.0], requires_grad=True)])
+    from math import erf
+
+    host = np.linspace(-4, 4, 17)
+    want = {"relu": np.maximum(host, 0), "gelu": host * 0.5 * (1 + np.vectorize(erf)(host / np.sqrt(2))),
+            "sigmoid": 1 / (1 + np.exp(-host)), "tanh": np.tanh(host)}[act]  # fmt: skip
+    # gelu: erf is the A&S 7.1.26 approximation, |error| < 1.5e-7, times |x| / 2
+    np.testing.assert_allclose(getattr(F, act)(nd.asarray(host)).to_numpy(), want, atol=1e-6)
+
+
+def test_module_bookkeeping_and_state_dict() -> None:
+    model = nn.Sequential(nn.Linear(3, 4), nn.LayerNorm(4), nn.Dropout(0.5), nn.Linear(4, 2, bias=False))
+    names = [n for n, _ in model.named_parameters()]
+    assert names == ["0.weight", "0.bias", "1.weight", "1.bias", "3.weight"]
+    sd = model.state_dict()
+    clone = nn.Sequential(nn.Linear(3, 4), nn.LayerNorm(4), nn.Dropout(0.5), nn.Linear(4, 2, bias=False))
+    clone.load_state_dict(sd)
+    model.eval(), clone.eval()
+    x = nd.ones((2, 3))
+    np.testing.assert_array_equal(model(x).to_numpy(), clone(x).to_numpy())
+    assert not model.training and not model[2].training
+    with pytest.raises(KeyError, match="missing"):
+        clone.load_state_dict({})
+    moved = model.to_device("numpy:1")
+    assert all(p.device == "numpy:1" for p in moved.parameters())
+    emb = nn.Embedding(10, 3)
+    assert emb(nd.asarray([[1, 2], [3, 1]])).shape == (2, 2, 3)
+
+
+def test_optimizers_follow_pytorch_update_rules() -> None:
+    g_host = np.array([0.5, -1.0, 2.0])
+    for opt_cls, kwargs in [(nd.optim.SGD, {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 0.01}),
+                            (nd.optim.Adam, {"lr": 0.01}), (nd.optim.AdamW, {"lr": 0.01})]:  # fmt: skip
+        p = nd.asarray([1.0, 2.0, 3.0], requires_grad=True)
+        opt = opt_cls([p], **kwargs)
+        ref = np.array([1.0, 2.0, 3.0])
+        m = v = buf = np.zeros(3)
+        for t in range(1, 4):
+            p.grad = nd.asarray(g_host * t)
+            opt.step()
+            g = g_host * t
+            if opt_cls is nd.optim.SGD:
+                g = g + 0.01 * ref
+                buf = g if t == 1 else 0.9 * buf + g
+                ref = ref - 0.1 * (g + 0.9 * buf)
+            else:
+                if opt_cls is nd.optim.AdamW:
+                    ref = ref * (1 - 0.01 * 0.01)
+                m = 0.9 * m + 0.1 * g
+                v = 0.999 * v + 0.001 * g * g
+                ref = ref - 0.01 * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
+        np.testing.assert_allclose(p.to_numpy(), ref, rtol=1e-10, err_msg=opt_cls.__name__)
