@@ -22,7 +22,8 @@ def test_info_matrix(capsys) -> None:  # type: ignore[no-untyped-def]
     cols = header.split()
     add = next(line for line in out.splitlines() if line.startswith("add ")).split()
     assert add[cols.index("f32")] == "N" and add[cols.index("f64")] == "." and add[cols.index("b")] == "."
-    assert "capabilities: host, strided" in out
+    caps = next(line for line in out.splitlines() if "capabilities:" in line)
+    assert "host" in caps and "strided" in caps
 
 
 def test_unknown_backend_is_a_clean_error(capsys) -> None:  # type: ignore[no-untyped-def]

@@ -166,3 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NdplaneError as exc:
         print(f"ndplane {args.command}: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `ndplane info numpy | head`: the reader left; not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

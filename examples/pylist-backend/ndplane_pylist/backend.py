@@ -167,6 +167,7 @@ class PylistBackend(Backend):
     """Pure-Python backend: bytearray buffers, bool/int64/float64, contiguous kernels."""
 
     name = "pylist"
+    protocol_version = 1  # the protocol this file implements; never the installed core's default
     dtypes = _ALL
     # NOTE: no "complex floating" key: a default dtype must be a supported dtype.
     default_dtypes = {"real floating": FLOAT64, "integral": INT64, "indexing": INT64}
@@ -274,6 +275,7 @@ def ndplane_register_backends() -> list[BackendSpec]:
             factory=PylistBackend,
             distribution="ndplane-pylist",
             version=__version__,
+            protocol_version=1,
             priority=-10,  # never the default device while a real backend is installed
             description="example third-party backend in pure Python (bool, int64, float64)",
         )
