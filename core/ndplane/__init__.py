@@ -172,3 +172,14 @@ __all__ += ["e", "inf", "nan", "newaxis", "pi"]
 from ._inspection import __array_namespace_info__
 
 __all__ += ["__array_namespace_info__"]
+
+# -- Array API 2024.12 completion: manipulation, searching, set, utility, creation extras,
+# -- the linalg and fft extensions, DLPack
+from ._manipulation import repeat, roll, tile
+
+__all__ += ["repeat", "roll", "tile"]
+
+from ._searching import count_nonzero, searchsorted
+from ._utility import diff
+
+__all__ += ["count_nonzero", "searchsorted", "diff"]

@@ -15,7 +15,7 @@ from ._dtypes import DType, as_dtype
 
 __all__ = [
     "asarray", "empty", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full",
-    "full_like", "arange", "linspace", "eye",
+    "full_like", "arange", "linspace", "eye", "meshgrid", "tril", "triu",
 ]  # fmt: skip
 
 ShapeLike = int | Sequence[int]
@@ -298,3 +298,73 @@ def eye(
     if shape[-1]:
         _dispatch.assign(_dispatch.view_as(out, shape, strides, offset), 1, "eye")
     return out
+
+
+def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
+    """Coordinate matrices from 1-D coordinate vectors (broadcast views; ``"xy"`` swaps the first two axes).
+
+    >>> import ndplane as nd
+    >>> gx, gy = nd.meshgrid(nd.asarray([1, 2, 3]), nd.asarray([4, 5]))
+    >>> gx.shape, gx.tolist()[1], gy.tolist()[1]
+    ((2, 3), [1, 2, 3], [5, 5, 5])
+    """
+    from ._manipulation import broadcast_to, reshape
+
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij'; got {indexing!r}.")
+    for a in arrays:
+        if type(a) is not Array or a.ndim != 1:
+            raise ValueError("meshgrid: every input must be a 1-D ndplane array.")
+    if arrays:
+        _dispatch.same_device("meshgrid", *arrays)
+        dt = arrays[0].dtype
+        for a in arrays[1:]:
+            if a.dtype is not dt:
+                raise TypeError(f"meshgrid: all inputs must have the same dtype; got {dt.name} and {a.dtype.name}.")
+    n = len(arrays)
+    sizes = [a.shape[0] for a in arrays]
+    if indexing == "xy" and n > 1:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, a in enumerate(arrays):
+        axis = (1 - i if i < 2 else i) if indexing == "xy" and n > 1 else i
+        shape = [1] * n
+        shape[axis] = a.shape[0]
+        out.append(broadcast_to(reshape(a, tuple(shape)), tuple(sizes)))
+    return out
+
+
+def _triangle(name: str, x: Array, k: int, lower: bool) -> Array:
+    from ._manipulation import reshape
+
+    if type(x) is not Array:
+        raise TypeError(f"{name}: expected an ndplane array; got {type(x).__name__}.")
+    if x.ndim < 2:
+        raise ValueError(f"{name}: x must have at least two dimensions; got shape {x.shape}.")
+    m, n = x.shape[-2:]
+    index = x.device.backend.default_dtypes["indexing"]
+    rows = reshape(arange(m, dtype=index, device=x.device), (m, 1))
+    cols = arange(n, dtype=index, device=x.device)
+    offset = _dispatch.binary("subtract", cols, rows)  # j - i, shape (m, n)
+    keep = _dispatch.binary("less_equal" if lower else "greater_equal", offset, operator.index(k))
+    return _dispatch.where(keep, x, zeros((), dtype=x.dtype, device=x.device))
+
+
+def tril(x: Array, /, *, k: int = 0) -> Array:
+    """The lower triangle of each matrix (elements above the ``k``-th diagonal zeroed).
+
+    >>> import ndplane as nd
+    >>> nd.tril(nd.ones((2, 2), dtype=nd.int32)).tolist()
+    [[1, 0], [1, 1]]
+    """
+    return _triangle("tril", x, k, True)
+
+
+def triu(x: Array, /, *, k: int = 0) -> Array:
+    """The upper triangle of each matrix (elements below the ``k``-th diagonal zeroed).
+
+    >>> import ndplane as nd
+    >>> nd.triu(nd.ones((2, 3), dtype=nd.int32), k=1).tolist()
+    [[0, 1, 1], [0, 0, 1]]
+    """
+    return _triangle("triu", x, k, False)

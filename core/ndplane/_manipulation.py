@@ -12,7 +12,7 @@ from .autograd import graph as _graph
 
 __all__ = [
     "reshape", "permute_dims", "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze",
-    "flip", "concat", "stack", "moveaxis", "unstack", "matrix_transpose",
+    "flip", "concat", "stack", "moveaxis", "unstack", "matrix_transpose", "repeat", "roll", "tile",
 ]  # fmt: skip
 
 
@@ -246,3 +246,109 @@ def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
         raise ValueError("unstack: the input must have at least one dimension.")
     ax = _layout.normalize_axis(axis, x.ndim, "unstack")
     return tuple(x[(slice(None),) * ax + (i,)] for i in range(x.shape[ax]))
+
+
+# ---------------------------------------------------------------------------
+# composites over views, concat and take: every backend has them
+# ---------------------------------------------------------------------------
+
+
+def roll(x: Array, /, shift: int | Sequence[int], *, axis: int | Sequence[int] | None = None) -> Array:
+    """Shift elements along ``axis`` with wrap-around (the flattened array if ``axis`` is None).
+
+    >>> import ndplane as nd
+    >>> nd.roll(nd.arange(5), 2).tolist(), nd.roll(nd.arange(4).reshape((2, 2)), 1, axis=1).tolist()
+    ([3, 4, 0, 1, 2], [[1, 0], [3, 2]])
+    """
+    _check("roll", x)
+    if axis is None:
+        return reshape(roll(reshape(x, (-1,)), _shift_sum(shift), axis=0), x.shape)
+    shifts = (shift,) if not isinstance(shift, (tuple, list)) else tuple(shift)
+    axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts = shifts * len(axes)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: shift and axis must have the same length; got {len(shifts)} and {len(axes)}.")
+    out = x
+    for s, a in zip(shifts, axes):
+        ax = _layout.normalize_axis(a, x.ndim, "roll")
+        n = x.shape[ax]
+        k = operator.index(s) % n if n else 0
+        if k:
+            lead = (slice(None),) * ax
+            out = concat([out[lead + (slice(n - k, None),)], out[lead + (slice(0, n - k),)]], axis=ax)
+    return _dispatch.copy_of(out) if out is x else out
+
+
+def _shift_sum(shift: int | Sequence[int]) -> int:
+    return sum(operator.index(s) for s in shift) if isinstance(shift, (tuple, list)) else operator.index(shift)
+
+
+def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
+    """Repeat each element ``repeats`` times along ``axis`` (of the flattened array if None);
+    ``repeats`` is an int or a 1-D integer array with one count per element.
+
+    >>> import ndplane as nd
+    >>> nd.repeat(nd.asarray([1, 2]), 2).tolist(), nd.repeat(nd.asarray([1, 2]), nd.asarray([0, 3])).tolist()
+    ([1, 1, 2, 2], [2, 2, 2])
+    """
+    _check("repeat", x)
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    ax = _layout.normalize_axis(axis, x.ndim, "repeat")
+    n = x.shape[ax]
+    if type(repeats) is Array:
+        if repeats.dtype.kind not in ("int", "uint") or repeats.ndim > 1:
+            raise TypeError(f"repeat: repeats must be an int or a 0-d/1-D integer array; got {repeats.dtype.name} "
+                            f"of shape {repeats.shape}.")  # fmt: skip
+        if repeats.ndim == 0 or repeats.shape[0] == 1:
+            return repeat(x, int(reshape(repeats, (-1,))[0]), axis=ax)
+        if repeats.shape[0] != n:
+            raise ValueError(f"repeat: repeats has {repeats.shape[0]} counts for an axis of size {n}.")
+        from ._indexing import take
+
+        return take(x, _repeat_indices(repeats), axis=ax)
+    r = operator.index(repeats)
+    if r < 0:
+        raise ValueError(f"repeat: repeats must be non-negative; got {r}.")
+    expanded = expand_dims(x, axis=ax + 1)
+    shape = x.shape[: ax + 1] + (r,) + x.shape[ax + 1 :]
+    out = reshape(broadcast_to(expanded, shape), x.shape[:ax] + (n * r,) + x.shape[ax + 1 :])
+    return _dispatch.copy_of(out) if out._storage is x._storage else out
+
+
+def _repeat_indices(counts: Array) -> Array:
+    """``[0]*counts[0] + [1]*counts[1] + ...`` on the device: a 1 scattered at each group's end
+    offset (zero counts stack up), then a cumulative sum."""
+    from ._creation import zeros
+    from ._statistical import cumulative_sum, min, sum
+
+    index = counts.device.backend.default_dtypes["indexing"]
+    if counts.size and int(min(counts)) < 0:
+        raise ValueError("repeat: repeats must be non-negative.")
+    total = int(sum(counts, dtype=index))
+    ends = cumulative_sum(counts if counts.dtype is index else _dispatch.cast(counts, index))
+    marks = zeros((1, total + 1), dtype=index, device=counts.device)
+    ones = _dispatch.binary("add", _dispatch.binary("multiply", ends, 0), 1)
+    _dispatch.scatter_add_last(marks, ends[:-1], reshape(ones[:-1], (1, -1)))
+    return reshape(cumulative_sum(reshape(marks, (-1,))), (-1,))[:total]
+
+
+def tile(x: Array, repetitions: Sequence[int], /) -> Array:
+    """``x`` repeated ``repetitions[i]`` times along each axis (shapes aligned from the right).
+
+    >>> import ndplane as nd
+    >>> nd.tile(nd.asarray([1, 2]), (2, 2)).tolist()
+    [[1, 2, 1, 2], [1, 2, 1, 2]]
+    """
+    _check("tile", x)
+    reps = tuple(operator.index(r) for r in repetitions)
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: repetitions must be non-negative; got {reps}.")
+    nd_ = max(x.ndim, len(reps))
+    reps = (1,) * (nd_ - len(reps)) + reps
+    shape = (1,) * (nd_ - x.ndim) + x.shape
+    inter = tuple(v for n in shape for v in (1, n))
+    target = tuple(v for r, n in zip(reps, shape) for v in (r, n))
+    out = reshape(broadcast_to(reshape(x, inter), target), tuple(r * n for r, n in zip(reps, shape)))
+    return _dispatch.copy_of(out) if out._storage is x._storage else out

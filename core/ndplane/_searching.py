@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from . import _dispatch, _dtypes, _layout
 from ._array import Array
 from ._statistical import _check, _real, reduction
 
-__all__ = ["argmax", "argmin", "nonzero", "where"]
+__all__ = ["argmax", "argmin", "nonzero", "where", "count_nonzero", "searchsorted"]
 
 
 def _arg(op: str, x: Array, axis: int | None, keepdims: bool) -> Array:
@@ -107,3 +109,67 @@ def where(condition: Array, x1: Array | bool | int | float | complex, x2: Array 
     a = x1 if type(x1) is Array else full((), x1, dtype=dt, device=ref.device)
     b = x2 if type(x2) is Array else full((), x2, dtype=dt, device=ref.device)
     return _dispatch.where(condition, a, b)
+
+
+def count_nonzero(x: Array, /, *, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Array:
+    """Number of nonzero (true) elements over ``axis``, in the default integer dtype.
+
+    >>> import ndplane as nd
+    >>> nd.count_nonzero(nd.asarray([[0, 1], [2, 3]]), axis=0).tolist()
+    [1, 2]
+    """
+    _check("count_nonzero", x)
+    truth = x if x.dtype is _dtypes.bool else _dispatch.binary("not_equal", x, 0)
+    index = x.device.backend.default_dtypes["integral"]
+    return reduction("sum", truth, axis, keepdims, index, "count_nonzero")
+
+
+def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left", sorter: Array | None = None) -> Array:
+    """Indices where ``x2``'s elements would be inserted into the sorted 1-D ``x1`` to keep it sorted.
+
+    A sorted merge on the device: ``x1`` and ``x2`` are sorted together (stably, ``x2``
+    placed before equal ``x1`` elements for ``side="left"``, after them for ``"right"``), and
+    each ``x2`` element's answer is the count of ``x1`` elements ranked before it.
+
+    >>> import ndplane as nd
+    >>> x = nd.asarray([1.0, 2.0, 2.0, 3.0])
+    >>> nd.searchsorted(x, nd.asarray([2.0, 0.0, 5.0])).tolist(), nd.searchsorted(x, nd.asarray([2.0]), side="right").tolist()
+    ([1, 0, 4], [3])
+    """
+    from ._creation import full, zeros
+    from ._indexing import take
+    from ._manipulation import concat, reshape
+    from ._sorting import argsort
+    from ._statistical import cumulative_sum
+
+    _check("searchsorted", x1)
+    if x1.ndim != 1:
+        raise ValueError(f"searchsorted: x1 must be 1-D; got shape {x1.shape}.")
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right'; got {side!r}.")
+    if type(x2) is not Array:
+        x2 = full((), x2, dtype=_dtypes.scalar_result_dtype(x1.dtype, x2, x1.device.backend.default_dtypes),
+                  device=x1.device)  # fmt: skip
+    _dispatch.same_device("searchsorted", x1, x2)
+    _real("searchsorted", x1)
+    _real("searchsorted", x2)
+    if sorter is not None:
+        x1 = take(x1, sorter)
+    dt = _dtypes.promote(x1.dtype, x2.dtype, "searchsorted")
+    a = x1 if x1.dtype is dt else _dispatch.cast(x1, dt)
+    v = reshape(x2 if x2.dtype is dt else _dispatch.cast(x2, dt), (-1,))
+    index = x1.device.backend.default_dtypes["indexing"]
+    n, m = a.shape[0], v.shape[0]
+    if m == 0 or n == 0:
+        return zeros(x2.shape, dtype=index, device=x1.device)
+    left = side == "left"
+    perm = argsort(concat([v, a] if left else [a, v]), stable=True)
+    is_a = _dispatch.binary("greater_equal", perm, m) if left else _dispatch.binary("less", perm, n)
+    before = cumulative_sum(is_a, dtype=index)  # x1 elements ranked at or before each position
+    # scatter each x2 element's count to its own slot; x1 positions go to a spare slot m
+    slot = perm if left else _dispatch.binary("subtract", perm, n)
+    slot = _dispatch.where(is_a, full((), m, dtype=index, device=x1.device), _dispatch.cast(slot, index))
+    out = zeros((1, m + 1), dtype=index, device=x1.device)
+    _dispatch.scatter_add_last(out, slot, reshape(_dispatch.where(is_a, zeros((), dtype=index, device=x1.device),
+                                                                  before), (1, -1)))  # fmt: skip
+    return reshape(reshape(out, (-1,))[:m], x2.shape)

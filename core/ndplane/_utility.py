@@ -6,7 +6,7 @@ from . import _dispatch, _dtypes
 from ._array import Array
 from ._statistical import Axis, _check, reduction
 
-__all__ = ["all", "any"]
+__all__ = ["all", "any", "diff"]
 
 
 def _truth(x: Array) -> Array:
@@ -34,3 +34,33 @@ def any(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:  # 
     """
     _check("any", x)
     return reduction("any", _truth(x), axis, keepdims, _dtypes.bool, "any")
+
+
+def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None,
+         append: Array | None = None) -> Array:  # fmt: skip
+    """The ``n``-th forward difference along ``axis`` (``prepend``/``append`` joined first).
+
+    >>> import ndplane as nd
+    >>> nd.diff(nd.asarray([1, 4, 9, 16])).tolist(), nd.diff(nd.asarray([1, 4, 9, 16]), n=2).tolist()
+    ([3, 5, 7], [2, 2])
+    """
+    import operator
+
+    from . import _layout
+    from ._manipulation import concat
+
+    _check("diff", x)
+    if x.ndim == 0:
+        raise ValueError("diff: x must have at least one dimension.")
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"diff: n must be non-negative; got {n}.")
+    ax = _layout.normalize_axis(axis, x.ndim, "diff")
+    parts = [p for p in (prepend, x, append) if p is not None]
+    if len(parts) > 1:
+        x = concat(parts, axis=ax)
+    lead = (slice(None),) * ax
+    op = "not_equal" if x.dtype is _dtypes.bool else "subtract"
+    for _ in range(n):
+        x = _dispatch.binary(op, x[lead + (slice(1, None),)], x[lead + (slice(None, -1),)])
+    return x

@@ -93,46 +93,90 @@ def other_device(device: nd.Device) -> nd.Device:
 
 
 # ---------------------------------------------------------------------------
-# element strategies
+# values: a domain per op, sampled with a NumPy generator seeded by hypothesis
 # ---------------------------------------------------------------------------
 SPECIAL_FLOATS = (math.nan, math.inf, -math.inf, -0.0, 0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5)
 
 
-def floats(dtype: nd.DType, lo: float = -100.0, hi: float = 100.0, special: bool = True) -> st.SearchStrategy:
-    """Finite floats in [lo, hi] representable in ``dtype`` (no subnormals: GPUs may flush them),
-    with nan, +-inf, -0.0 and exact halves mixed in when ``special``."""
-    width = {nd.float16: 16, nd.float32: 32}.get(dtype, 64)
-    finite = st.floats(lo, hi, width=width, allow_subnormal=False)
-    if not special:
-        return finite
-    return st.one_of(finite, finite, st.sampled_from(SPECIAL_FLOATS))
+class Values:
+    """The values an array is filled with: a range (clipped to the dtype), specials, zeros.
+
+    Integers: uniform in ``[lo, hi]`` with the bounds and 0 mixed in. Floats: uniform in
+    ``[lo, hi]``, some rounded to integers and halves, and (``special``) nan, +-inf, -0.0
+    mixed in; subnormals are flushed to zero (GPUs may flush them). ``grid``: multiples of
+    ``grid`` only. Complex: both parts so, without specials. ``nonzero`` replaces zeros.
+
+    Values are drawn by NumPy from a hypothesis-drawn seed: an element-by-element hypothesis
+    strategy costs milliseconds per array, which the suite's time budget cannot pay.
+    """
+
+    __slots__ = ("lo", "hi", "special", "nonzero", "grid")
+
+    def __init__(self, lo: float | None = None, hi: float | None = None, *, special: bool = True,
+                 nonzero: bool = False, grid: float | None = None) -> None:  # fmt: skip
+        self.lo, self.hi, self.special, self.nonzero, self.grid = lo, hi, special, nonzero, grid
+
+    def __repr__(self) -> str:
+        return f"Values({self.lo}, {self.hi}, special={self.special}, nonzero={self.nonzero}, grid={self.grid})"
+
+    def sample(self, rng: np.random.Generator, dtype: nd.DType, shape: tuple[int, ...]) -> np.ndarray:
+        t = np_dtype(dtype)
+        kind = dtype.kind
+        if kind == "bool":
+            return np.ones(shape, t) if self.nonzero else rng.random(shape) < 0.5
+        if kind in ("int", "uint"):
+            return self._ints(rng, t, shape)
+        if kind == "float":
+            return self._floats(rng, t, shape, self.special)
+        part = np_dtype(REAL_OF[dtype])
+        out = self._floats(rng, part, shape, False) + 1j * self._floats(rng, part, shape, False)
+        return out.astype(t)
+
+    def _ints(self, rng: np.random.Generator, t: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+        info = np.iinfo(t)
+        lo = int(info.min) if self.lo is None else max(int(info.min), math.ceil(self.lo))
+        hi = int(info.max) if self.hi is None else min(int(info.max), math.floor(self.hi))
+        wide = np.uint64 if t == np.uint64 else np.int64
+        out = rng.integers(lo, hi, size=shape, dtype=wide, endpoint=True)
+        pick = rng.random(shape)
+        small = rng.integers(max(lo, -3), min(hi, 3), size=shape, dtype=wide, endpoint=True)
+        out = np.where(pick < 0.3, small, out)
+        out = np.where(pick > 0.95, np.asarray(hi, wide), np.where(pick > 0.9, np.asarray(lo, wide), out))
+        out = out.astype(t)
+        if self.nonzero:
+            out[out == 0] = 1 if lo <= 1 <= hi else (lo if lo != 0 else hi)
+        return out
+
+    def _floats(self, rng: np.random.Generator, t: np.dtype, shape: tuple[int, ...], special: bool) -> np.ndarray:
+        lo = -100.0 if self.lo is None else float(self.lo)
+        hi = 100.0 if self.hi is None else float(self.hi)
+        if self.grid:
+            out = rng.integers(math.ceil(lo / self.grid), math.floor(hi / self.grid), size=shape,
+                               endpoint=True) * self.grid  # fmt: skip
+        else:
+            out = rng.uniform(lo, hi, size=shape)
+            pick = rng.random(shape)
+            out = np.where(pick < 0.2, np.clip(np.round(out * 2) / 2, lo, hi), out)
+            out = np.where(pick > 0.9, np.clip(rng.uniform(-1, 1, size=shape), lo, hi), out)
+        with np.errstate(all="ignore"):
+            out = out.astype(t)
+        tiny = np.finfo(t).tiny
+        out[np.abs(out) < tiny] = 0
+        if special:
+            mask = rng.random(shape) < 0.15
+            out[mask] = rng.choice(np.array(SPECIAL_FLOATS, t), size=int(mask.sum()))
+        if self.nonzero:
+            out[out == 0] = 1
+        return out
 
 
-def ints(dtype: nd.DType, lo: int | None = None, hi: int | None = None, nonzero: bool = False) -> st.SearchStrategy:
-    info = np.iinfo(np_dtype(dtype))
-    lo = info.min if lo is None else max(int(info.min), lo)
-    hi = info.max if hi is None else min(int(info.max), hi)
-    s = st.integers(lo, hi)
-    return s.filter(bool) if nonzero else s
+def values_strategy(dtype: nd.DType, shape: tuple[int, ...], values: Values | None = None) -> st.SearchStrategy:
+    values = values or Values()
 
+    def make(seed: int) -> np.ndarray:
+        return np.asarray(values.sample(np.random.default_rng(seed), dtype, shape))
 
-def elements(dtype: nd.DType, lo: float | None = None, hi: float | None = None, *,
-             special: bool = True, nonzero: bool = False) -> st.SearchStrategy:  # fmt: skip
-    """Values of ``dtype``: integers clipped to ``[lo, hi]``, floats in it (specials mixed in),
-    complex numbers with both parts in it (finite: complex special values are out of scope)."""
-    kind = dtype.kind
-    if kind == "bool":
-        return st.just(True) if nonzero else st.booleans()
-    if kind in ("int", "uint"):
-        return ints(dtype, None if lo is None else math.ceil(lo), None if hi is None else math.floor(hi), nonzero)
-    flo = -100.0 if lo is None else float(lo)
-    fhi = 100.0 if hi is None else float(hi)
-    if kind == "float":
-        s = floats(dtype, flo, fhi, special)
-        return s.filter(lambda v: v != 0) if nonzero else s
-    part = floats(REAL_OF[dtype], flo, fhi, special=False)
-    s = st.builds(complex, part, part)
-    return s.filter(lambda v: v != 0) if nonzero else s
+    return st.integers(0, 2**32 - 1).map(make)
 
 
 # ---------------------------------------------------------------------------
@@ -256,7 +300,7 @@ class Drawn:
 @st.composite
 def arrays(
     draw: Any, device: nd.Device, dtype: nd.DType, shape: tuple[int, ...] | st.SearchStrategy | None = None,
-    elements_: st.SearchStrategy | None = None, *, broadcast: bool = True, depth: int = 2,
+    values: Values | None = None, *, broadcast: bool = True, depth: int = 2,
 ) -> Drawn:  # fmt: skip
     """An ndplane array on ``device`` with drawn values and layout, plus its NumPy reference.
 
@@ -268,12 +312,11 @@ def arrays(
     if isinstance(shape, st.SearchStrategy):
         shape = draw(shape)
     shape = tuple(shape)
-    elems = elements(dtype) if elements_ is None else elements_
     small = shape
     if broadcast and shape and draw(st.integers(0, 4)) == 0:
         small = draw(broadcastable_shape(shape))
-    values = draw(hnp.arrays(np_dtype(dtype), small, elements=elems, fill=st.nothing()))
-    base, view, kinds = _build(draw, values, depth)
+    data = draw(values_strategy(dtype, small, values))
+    base, view, kinds = _build(draw, data, depth)
     x = view(nd, nd.asarray(base, device=device))
     ref = np.asarray(view(_np_namespace(), base))
     if small != shape:

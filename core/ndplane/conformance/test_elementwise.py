@@ -155,25 +155,22 @@ def rule_is_float(op: str) -> bool:
     return spec is not None and spec[2] == "float"
 
 
-def operand_elements(op: str, dtype: nd.DType, pos: int = 0) -> st.SearchStrategy:
+def operand_values(op: str, dtype: nd.DType, pos: int = 0) -> h.Values:
     kind = dtype.kind
     if kind in ("int", "uint"):
         lo, hi, nonzero = _int_bounds(op, dtype, pos)
-        return h.elements(dtype, lo, hi, nonzero=nonzero)
+        return h.Values(lo, hi, nonzero=nonzero)
     if kind == "complex":
-        lo, hi = COMPLEX_RANGE
-        if op == "pow":
-            lo, hi = -2.0, 2.0
-        return h.elements(dtype, lo, hi)
+        lo, hi = (-2.0, 2.0) if op == "pow" else COMPLEX_RANGE
+        return h.Values(lo, hi)
     if kind == "float" and op in ("floor_divide", "remainder"):
         # NOTE: quarter-integers keep x1 / x2 exact, so floor(x1 / x2) has one right answer
         # (NumPy computes it from fmod; a backend may compute floor of the quotient).
-        quarters = st.integers(-64, 64).map(lambda v: v / 4)
-        return st.one_of(quarters, quarters, st.sampled_from(h.SPECIAL_FLOATS))
+        return h.Values(-16, 16, grid=0.25)
     if kind == "float":
         lo, hi = FLOAT_RANGE.get(op, (-100.0, 100.0))
-        return h.elements(dtype, lo, hi)
-    return h.elements(dtype)
+        return h.Values(lo, hi)
+    return h.Values()
 
 
 # ---------------------------------------------------------------------------
@@ -255,7 +252,7 @@ def test_unary(device: nd.Device, op: str, dtype_name: str) -> None:
 @h.hyp(scale=0.5)
 @given(data=st.data())
 def _check_unary(device: nd.Device, op: str, dtype: nd.DType, data: st.DataObject) -> None:
-    a = data.draw(h.arrays(device, dtype, elements_=operand_elements(op, dtype)), label="x")
+    a = data.draw(h.arrays(device, dtype, values=operand_values(op, dtype)), label="x")
     result = result_dtype(op, dtype, device, UNARY)
     expected, exact = reference(op, UNARY, result, a.ref)
     got = _call(op, a.x)
@@ -273,8 +270,8 @@ def test_binary(device: nd.Device, op: str, dtype_name: str) -> None:
 def _check_binary(device: nd.Device, op: str, dtype: nd.DType, data: st.DataObject) -> None:
     shape = data.draw(h.shapes(), label="shape")
     s1, s2 = data.draw(h.mutually_broadcastable(shape), label="operand shapes")
-    a = data.draw(h.arrays(device, dtype, s1, operand_elements(op, dtype, 0)), label="x1")
-    b = data.draw(h.arrays(device, dtype, s2, operand_elements(op, dtype, 1)), label="x2")
+    a = data.draw(h.arrays(device, dtype, s1, operand_values(op, dtype, 0)), label="x1")
+    b = data.draw(h.arrays(device, dtype, s2, operand_values(op, dtype, 1)), label="x2")
     result = result_dtype(op, dtype, device, BINARY)
     expected, exact = reference(op, BINARY, result, a.ref, b.ref)
     got = _call(op, a.x, b.x)
@@ -311,7 +308,7 @@ def test_binary_python_scalar(device: nd.Device, op: str, data: st.DataObject) -
     dtype = data.draw(st.sampled_from(dtypes), label="dtype")
     pos = data.draw(st.integers(0, 1), label="scalar position")
     s = data.draw(_scalar_for(op, dtype, pos), label="scalar")
-    a = data.draw(h.arrays(device, dtype, elements_=operand_elements(op, dtype, 1 - pos)), label="x")
+    a = data.draw(h.arrays(device, dtype, values=operand_values(op, dtype, 1 - pos)), label="x")
     result = result_dtype(op, dtype, device, BINARY)
     sref = np.asarray(s, h.np_dtype(dtype))
     args_nd = (a.x, s) if pos == 1 else (s, a.x)
@@ -395,8 +392,8 @@ def test_binary_mixed_dtypes(device: nd.Device, op: str, data: st.DataObject) ->
     promoted = nd.result_type(da, db)
     shape = data.draw(h.shapes(max_dims=3), label="shape")
     s1, s2 = data.draw(h.mutually_broadcastable(shape))
-    a = data.draw(h.arrays(device, da, s1, h.elements(da, -50, 50)), label="x1")
-    b = data.draw(h.arrays(device, db, s2, h.elements(db, -50, 50)), label="x2")
+    a = data.draw(h.arrays(device, da, s1, h.Values(-50, 50)), label="x1")
+    b = data.draw(h.arrays(device, db, s2, h.Values(-50, 50)), label="x2")
     result = result_dtype(op, promoted, device, BINARY)
     pa, pb = a.ref.astype(h.np_dtype(promoted)), b.ref.astype(h.np_dtype(promoted))
     if op == "multiply" and promoted.kind in INT:
@@ -478,8 +475,8 @@ def test_operator(device: nd.Device, dunder: str, data: st.DataObject) -> None:
     dtype = data.draw(st.sampled_from(dtypes), label="dtype")
     shape = data.draw(h.shapes(max_dims=3), label="shape")
     s1, s2 = data.draw(h.mutually_broadcastable(shape))
-    a = data.draw(h.arrays(device, dtype, s1, operand_elements(op, dtype, 0)), label="x1")
-    b = data.draw(h.arrays(device, dtype, s2, operand_elements(op, dtype, 1)), label="x2")
+    a = data.draw(h.arrays(device, dtype, s1, operand_values(op, dtype, 0)), label="x1")
+    b = data.draw(h.arrays(device, dtype, s2, operand_values(op, dtype, 1)), label="x2")
     result = result_dtype(op, dtype, device, BINARY)
     expected, exact = reference(op, BINARY, result, a.ref, b.ref)
     h.assert_same(fn(a.x, b.x), expected, result, exact=exact, msg=f"x1 {dunder} x2: ")
@@ -504,9 +501,9 @@ def test_inplace_operator(device: nd.Device, dunder: str, data: st.DataObject) -
     dtype = data.draw(st.sampled_from(dtypes), label="dtype")
     shape = data.draw(h.shapes(min_dims=1, max_dims=3), label="shape")
     base_np = data.draw(h.arrays(device, dtype, (shape[0] + 1,) + shape[1:],
-                                 operand_elements(op, dtype, 0), broadcast=False), label="base")  # fmt: skip
+                                 operand_values(op, dtype, 0), broadcast=False), label="base")  # fmt: skip
     base, base_ref = base_np.x, base_np.ref.copy()
-    y = data.draw(h.arrays(device, dtype, data.draw(h.broadcastable_shape(shape)), operand_elements(op, dtype, 1)),
+    y = data.draw(h.arrays(device, dtype, data.draw(h.broadcastable_shape(shape)), operand_values(op, dtype, 1)),
                   label="y")  # fmt: skip
     target = base[1:]
     storage_before = target._storage
@@ -550,7 +547,7 @@ def test_unary_operators(device: nd.Device, which: str, data: st.DataObject) -> 
               "abs": ("abs", abs), "invert": ("bitwise_invert", operator.invert)}[which]  # fmt: skip
     dtypes = _dtypes_for(device, UNARY[op][1], op)
     dtype = data.draw(st.sampled_from(dtypes), label="dtype")
-    a = data.draw(h.arrays(device, dtype, elements_=operand_elements(op, dtype)), label="x")
+    a = data.draw(h.arrays(device, dtype, values=operand_values(op, dtype)), label="x")
     result = result_dtype(op, dtype, device, UNARY)
     expected, exact = reference(op, UNARY, result, a.ref)
     h.assert_same(fn(a.x), expected, result, exact=exact, signed_zeros=_signed_zeros(op, dtype))

@@ -15,6 +15,7 @@ import numpy as np
 
 import ndplane
 from ndplane.backend import ALL_OPS, BINARY_OPS, HOST_RESIDENT, STRIDED, UNARY_OPS, Backend
+from ndplane.backend.ops import FUSED_OPS
 from ndplane.backend import BackendSpec, Ref, hookimpl
 
 _M64 = (1 << 64) - 1
@@ -47,7 +48,7 @@ def _make_backend_class() -> type[Backend]:
         name = "cpu"
         dtypes = frozenset(ndplane.ALL_DTYPES)
         default_dtypes = _DEFAULTS
-        capabilities = frozenset({STRIDED, HOST_RESIDENT})
+        capabilities = frozenset({STRIDED, HOST_RESIDENT} | {f"fused:{op}" for op in FUSED_OPS})
         ops = ALL_OPS
         isa = native.isa()
 
@@ -95,6 +96,7 @@ def _make_backend_class() -> type[Backend]:
         take = staticmethod(native.take)
         scatter_add = staticmethod(native.scatter_add)
         sort = staticmethod(native.sort)
+        fused = staticmethod(native.fused)
 
         def random_bits(self, key: int, counter: int, out: Ref) -> None:
             native.random_bits(key & _M64, counter & _M64, (counter >> 64) & _M64, out)
@@ -128,6 +130,7 @@ def ndplane_register_backends() -> list[BackendSpec]:
         BackendSpec(
             name="cpu",
             factory=lambda index: backend_class()(index),
+            protocol_version=1,  # the protocol this plugin implements, stated, not inherited
             distribution="ndplane-cpu",
             version="0.1.0",
             is_available=_available,

@@ -231,4 +231,27 @@ void run_scan(int op, const View& x, const View& out) {
     kernels().scan[out.dtype](op, xc, out.data);
 }
 
+void run_fused(int op, const View& x, const View* weight, const View* bias, double eps,
+               const View& out) {
+    if (x.ndim != 2 || !is_c_contiguous(x) || !is_c_contiguous(out))
+        throw std::invalid_argument("fused: expected a C-contiguous x (M, K) and out.");
+    FusedFn fn = kernels().fused[x.dtype];
+    if (!fn) throw type_error("fused: only float16, float32 and float64 are fused; got " +
+                              std::string(DT_NAME[x.dtype]) + ".");
+    require_dtype("fused", "out", out, x.dtype);
+    const bool rows = op == FU_LOGSUMEXP;
+    if (rows ? (out.ndim != 1 || out.shape[0] != x.shape[0]) : (out.ndim != 2 || out.shape[0] != x.shape[0] || out.shape[1] != x.shape[1]))
+        throw std::invalid_argument("fused: out has the wrong shape.");
+    std::unique_ptr<char[]> hold[2];
+    const View* params[2] = {weight, bias};
+    const char* data[2] = {nullptr, nullptr};
+    for (int i = 0; i < 2; ++i) {
+        if (!params[i]) continue;
+        if (params[i]->ndim != 1 || params[i]->shape[0] != x.shape[1])
+            throw std::invalid_argument("fused: layer_norm weight and bias must have shape (K,).");
+        data[i] = contiguous_as(*params[i], x.dtype, hold[i]).data;
+    }
+    fn(op, x, data[0], data[1], eps, out.data);
+}
+
 }  // namespace ndp

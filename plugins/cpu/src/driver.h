@@ -3,6 +3,8 @@
 // std::invalid_argument / type_error / index_error instead of misbehaving.
 #pragma once
 
+#include <memory>
+
 #include "kernels.h"
 
 namespace ndp {
@@ -24,6 +26,8 @@ void run_matmul(const View& a, const View& b, const View& out);
 void run_take(const View& x, const View& indices, const View& out);
 void run_scatter_add(const View& out, const View& indices, const View& values);
 void run_sort(const View& x, const View* values, const View* indices, bool descending, bool stable);
+void run_fused(int op, const View& x, const View* weight, const View* bias, double eps,
+               const View& out);
 void run_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, const View& out);
 
 // Shared helpers.

@@ -21,6 +21,11 @@ using ReduceFn = void (*)(int op, const View& x, char* out);
 // scan(op, x (M, K) any strides, out (M, K) contiguous of x's dtype).
 using ScanFn = void (*)(int op, const View& x, char* out);
 
+// fused(op, x (M, K) contiguous, weight (K,) or null, bias (K,) or null, eps, out).
+using FusedFn = void (*)(int op, const View& x, const char* weight, const char* bias, double eps,
+                         char* out);
+
+enum FusedOp : int { FU_SOFTMAX, FU_LOG_SOFTMAX, FU_LOGSUMEXP, FU_LAYER_NORM, NFUSED };
 enum ReduceOp : int { R_SUM, R_PROD, R_MAX, R_MIN, R_ARGMAX, R_ARGMIN, R_ANY, R_ALL, NREDUCE };
 enum ScanOp : int { S_CUMSUM, S_CUMPROD, NSCAN };
 
@@ -36,6 +41,7 @@ struct Kernels {
     FillFn fill[5];
     ReduceFn reduce[NDT];
     ScanFn scan[NDT];
+    FusedFn fused[NDT];  // float dtypes only
 };
 
 #define NDP_DECLARE_ISA(isa) \

@@ -87,16 +87,21 @@ template <class T> void blas_matmul(Mat a, Mat b, T* out, int64_t B, std::unique
                      out + i * M * N, int(std::max<int64_t>(1, N)));
 }
 
+template <class T, class = void> struct acc_type { using type = T; };  // bool
+template <> struct acc_type<f16> { using type = float; };
+template <class T> struct acc_type<T, std::enable_if_t<is_int_v<T>>> {
+    using type = wide_unsigned_t<T>;  // wraps like NumPy's integer matmul
+};
+
 // Blocked kernel: b is packed per batch into a contiguous (K, N) panel of the
 // accumulator type; each output row accumulates rank-1 updates over a column
 // block, so the inner loop is a unit-stride multiply-add.
 template <class T> void own_matmul(const Mat& a, const Mat& b, T* out, int64_t B) {
-    using A = std::conditional_t<is_f16_v<T>, float,
-                                 std::conditional_t<is_int_v<T>, wide_unsigned_t<T>, T>>;
+    using A = typename acc_type<T>::type;
     const int64_t M = a.rows, K = a.cols, N = b.cols;
     const T* Ap = reinterpret_cast<const T*>(a.data);
     const T* Bp = reinterpret_cast<const T*>(b.data);
-    std::vector<A> panel(static_cast<size_t>(K * N));
+    std::unique_ptr<A[]> panel(new A[static_cast<size_t>(K * N)]);
     constexpr int64_t NB = 256;
     for (int64_t i = 0; i < B; ++i) {
         if (i == 0 || b.bs != 0)
@@ -114,7 +119,7 @@ template <class T> void own_matmul(const Mat& a, const Mat& b, T* out, int64_t B
                     for (int64_t j = 0; j < w; ++j) acc[j] = A(0);
                     for (int64_t k = 0; k < K; ++k) {
                         const A av = static_cast<A>(arow[k * a.cs]);
-                        const A* prow = panel.data() + k * N + n0;
+                        const A* prow = panel.get() + k * N + n0;
                         if constexpr (is_bool_v<T>) {
                             if (av)
                                 for (int64_t j = 0; j < w; ++j) acc[j] = acc[j] || prow[j];

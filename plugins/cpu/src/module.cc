@@ -265,7 +265,7 @@ struct OpTable {
         return jt->second;
     }
 };
-OpTable g_unary, g_binary, g_reduce, g_scan;
+OpTable g_unary, g_binary, g_reduce, g_scan, g_fused;
 
 void init_op_tables() {
     g_unary.kind = "unary";
@@ -280,6 +280,11 @@ void init_op_tables() {
 #undef X
     const char* rn[] = {"sum", "prod", "max", "min", "argmax", "argmin", "any", "all"};
     for (int i = 0; i < NREDUCE; ++i) g_reduce.add(rn[i], i);
+    g_fused.kind = "fused";
+    g_fused.add("softmax", FU_SOFTMAX);
+    g_fused.add("log_softmax", FU_LOG_SOFTMAX);
+    g_fused.add("logsumexp", FU_LOGSUMEXP);
+    g_fused.add("layer_norm", FU_LAYER_NORM);
     g_scan.add("cumulative_sum", S_CUMSUM);
     g_scan.add("cumulative_prod", S_CUMPROD);
 }
@@ -443,6 +448,27 @@ void py_sort(nb::handle x, nb::handle values, nb::handle indices, bool descendin
     maybe_release(vx.size * 4, [&] { run_sort(vx, hv ? &vv : nullptr, hi ? &vi : nullptr, descending, stable); });
 }
 
+void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle params) {
+    int code = g_fused.lookup(op.ptr());
+    nb::tuple in = nb::borrow<nb::tuple>(inputs);
+    if (!PyTuple_Check(inputs.ptr()) || in.size() < 1) throw type_error("fused: inputs must be a tuple (x, ...).");
+    View vx, vo, vw, vb;
+    parse(in[0].ptr(), vx, "fused");
+    parse(out.ptr(), vo, "fused");
+    const bool hw = in.size() > 1 && !in[1].is_none(), hb = in.size() > 2 && !in[2].is_none();
+    if (hw) parse(in[1].ptr(), vw, "fused");
+    if (hb) parse(in[2].ptr(), vb, "fused");
+    double eps = 1e-5;
+    if (PyDict_Check(params.ptr())) {
+        PyObject* e = PyDict_GetItemString(params.ptr(), "eps");
+        if (e) {
+            eps = PyFloat_AsDouble(e);
+            if (eps == -1.0 && PyErr_Occurred()) raise_current();
+        }
+    }
+    maybe_release(vx.size * 8, [&] { run_fused(code, vx, hw ? &vw : nullptr, hb ? &vb : nullptr, eps, vo); });
+}
+
 void py_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, nb::handle out) {
     View vo;
     parse(out.ptr(), vo, "random_bits");
@@ -539,8 +565,10 @@ NB_MODULE(_native, m) {
     m.def("matmul", &py_matmul);
     m.def("take", &py_take);
     m.def("scatter_add", &py_scatter_add);
-    m.def("sort", &py_sort);
+    m.def("sort", &py_sort, nb::arg("x"), nb::arg("values_out").none(),
+          nb::arg("indices_out").none(), nb::arg("descending"), nb::arg("stable"));
     m.def("random_bits", &py_random_bits);
+    m.def("fused", &py_fused);
     m.def("op_dtypes", &op_dtypes, "{'unary': {op: [dtype names]}, 'binary': {...}} of native loops.");
     m.def("memory_stats", [] {
         MemoryStats s = memory_stats();

@@ -75,7 +75,7 @@ template <class R> inline std::complex<R> cpow(std::complex<R> a, std::complex<R
     R br = b.real(), bi = b.imag();
     if (br == 0 && bi == 0) return Cx(1, 0);
     if (a.real() == 0 && a.imag() == 0) {
-        if (br > 0 && bi == 0) return Cx(0, 0);
+        if (br > 0) return Cx(0, 0);  // NumPy 2: any exponent with positive real part
         R nan = std::numeric_limits<R>::quiet_NaN();
         return Cx(nan, nan);
     }
@@ -288,18 +288,8 @@ NDP_END
 
 NDP_OP(reciprocal, F<T> || C<T>)
 template <class T> static T f(T x) {
-    if constexpr (C<T>) {
-        using R = real_t<T>;
-        R xr = x.real(), xi = x.imag();
-        if (std::fabs(xi) <= std::fabs(xr)) {
-            R r = xi / xr, d = xr + xi * r;
-            return T(R(1) / d, -r / d);
-        }
-        R r = xr / xi, d = xr * r + xi;
-        return T(r / d, R(-1) / d);
-    } else {
-        return T(1) / x;
-    }
+    if constexpr (C<T>) return cdiv(T(1, 0), x);  // the reference divides 1 by x
+    else return T(1) / x;
 }
 NDP_END
 

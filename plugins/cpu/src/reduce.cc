@@ -9,6 +9,8 @@
 // of M accumulators, with blocks of rows summed pairwise.
 // scan(op, x, out): x (M, K) any strides, out (M, K) contiguous of x's dtype.
 #include <algorithm>
+#include <bit>
+#include <memory>
 #include <vector>
 
 #include "kernels.h"
@@ -33,6 +35,18 @@ template <class A, class T> inline A load_acc(const char* p) {
 
 // NumPy's pairwise summation: 8 accumulators over blocks of at most 128.
 template <class A, class T> A pairwise_sum(const char* p, int64_t n, int64_t s) {
+    if constexpr (!is_float_v<A> && !is_complex_v<A>) {
+        // NOTE: integer sums are exact (wrapping), so order does not matter; and GCC 12
+        // -O3 miscompiles the 8-accumulator loop below for int8.
+        A r = A(0);
+        if (s == sizeof(T)) {
+            const T* P = reinterpret_cast<const T*>(p);
+            for (int64_t i = 0; i < n; ++i) r = ops::add::f(r, static_cast<A>(P[i]));
+        } else {
+            for (int64_t i = 0; i < n; ++i) r = ops::add::f(r, load_acc<A, T>(p + i * s));
+        }
+        return r;
+    }
     if (n < 8) {
         A r = A(0);
         for (int64_t i = 0; i < n; ++i) r = ops::add::f(r, load_acc<A, T>(p + i * s));
@@ -61,6 +75,14 @@ template <class A, class T> A pairwise_sum(const char* p, int64_t n, int64_t s) 
     n2 -= n2 % 8;
     return ops::add::f(pairwise_sum<A, T>(p, n2, s), pairwise_sum<A, T>(p + n2 * s, n - n2, s));
 }
+
+// NOTE: not std::vector, whose bool specialisation has no data() and proxy references.
+template <class A> struct Buf {
+    std::unique_ptr<A[]> p;
+    explicit Buf(int64_t n) : p(new A[static_cast<size_t>(n > 0 ? n : 1)]) {}
+    A* data() { return p.get(); }
+    A& operator[](int64_t i) { return p[i]; }
+};
 
 template <class A> inline bool nan_of(A v) { return is_nan(v); }
 template <class A> inline bool greater(A a, A b) {
@@ -150,7 +172,7 @@ void sum_vertical(const char* base, int64_t m0, int64_t m1, int64_t k0, int64_t 
         return;
     }
     int64_t mid = k0 + (k1 - k0) / 2;
-    std::vector<A> tmp(static_cast<size_t>(w));
+    Buf<A> tmp(w);
     sum_vertical<T>(base, m0, m1, k0, mid, sk, acc);
     sum_vertical<T>(base, m0, m1, mid, k1, sk, tmp.data());
     for (int64_t j = 0; j < w; ++j) acc[j] = ops::add::f(acc[j], tmp[j]);
@@ -161,7 +183,7 @@ void reduce_vertical(int op, const char* base, int64_t m0, int64_t m1, int64_t K
                      char* out) {
     using A = compute_t<T>;
     const int64_t w = m1 - m0;
-    std::vector<A> acc(static_cast<size_t>(w));
+    Buf<A> acc(w);
     const T* first = reinterpret_cast<const T*>(base) + m0;
     auto row = [&](int64_t k) { return reinterpret_cast<const T*>(base + k * sk) + m0; };
     switch (op) {
@@ -232,7 +254,7 @@ template <class T>
 void reduce_split(int op, const char* p, int64_t K, int64_t sk, char* out, int64_t m) {
     using A = compute_t<T>;
     const int64_t parts = std::min<int64_t>(int64_t(num_threads()) * 4, K / GRAIN + 1);
-    std::vector<A> val(static_cast<size_t>(parts));
+    Buf<A> val(parts);
     std::vector<int64_t> idx(static_cast<size_t>(parts));
     auto part = [&](int64_t b, int64_t e) {
         for (int64_t q = b; q < e; ++q) {
@@ -337,6 +359,90 @@ template <class T> void scan_t(int op, const View& x, char* out) {
     parallel_range(M, std::max<int64_t>(1, GRAIN / K), rows);
 }
 
+// ---------------------------------------------------------------------------
+// Fused row kernels: softmax, log_softmax, logsumexp, layer_norm over contiguous
+// rows of float16/32/64, computed in float (double for float64).
+// ---------------------------------------------------------------------------
+
+// exp for float that the compiler vectorises: Cephes' polynomial after
+// x = n ln2 + r, |r| <= ln2 / 2; within 2 ulp of expf on normal results;
+// results below FLT_MIN flush to 0 (negligible next to a row's maximum term).
+inline float exp_vec(float x) {
+    const float xc = std::min(std::max(x, -87.33f), 88.72f);  // NaN passes through
+    const float fn = (xc * 1.44269504088896341f + 12582912.f) - 12582912.f;  // round to nearest
+    const float r = (xc - fn * 0.693359375f) - fn * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    const float y = p * r * r + r + 1.0f;
+    const int32_t n = static_cast<int32_t>(fn);
+    const float scale = std::bit_cast<float>(static_cast<uint32_t>(n + 127) << 23);
+    const float e = y * scale;
+    return x < -87.33f ? 0.0f : (x > 88.72f ? std::numeric_limits<float>::infinity() : e);
+}
+template <class A> inline A exp_a(A x) {
+    if constexpr (std::is_same_v<A, float>) return exp_vec(x);
+    else return std::exp(x);
+}
+
+template <class A> inline A nanmax_step(A m, A v) { return (v > m || v != v) ? v : m; }
+
+template <class T>
+void fused_t(int op, const View& x, const char* weight, const char* bias, double eps, char* out) {
+    using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    const int64_t M = x.shape[0], K = x.shape[1];
+    if (M == 0) return;
+    auto rows = [&](int64_t b, int64_t e) {
+        Buf<A> tmp(K), tmp2(K);
+        A* t = tmp.data();
+        A* u = tmp2.data();
+        auto psum = [](const A* v, int64_t n) {
+            return pairwise_sum<A, A>(reinterpret_cast<const char*>(v), n, sizeof(A));
+        };
+        for (int64_t m = b; m < e; ++m) {
+            const T* X = reinterpret_cast<const T*>(x.data) + m * K;
+            for (int64_t k = 0; k < K; ++k) t[k] = static_cast<A>(X[k]);
+            if (op == FU_LAYER_NORM) {
+                const A mean = psum(t, K) / A(K);
+                for (int64_t k = 0; k < K; ++k) t[k] -= mean;
+                for (int64_t k = 0; k < K; ++k) u[k] = t[k] * t[k];
+                const A var = psum(u, K);
+                const A rstd = A(1) / std::sqrt(var / A(K) + A(eps));
+                T* O = reinterpret_cast<T*>(out) + m * K;
+                const T* W = reinterpret_cast<const T*>(weight);
+                const T* Bi = reinterpret_cast<const T*>(bias);
+                for (int64_t k = 0; k < K; ++k) {
+                    A v = t[k] * rstd;
+                    if (W) v = v * static_cast<A>(W[k]);
+                    if (Bi) v = v + static_cast<A>(Bi[k]);
+                    O[k] = static_cast<T>(v);
+                }
+                continue;
+            }
+            A mx = K ? t[0] : -std::numeric_limits<A>::infinity();
+            for (int64_t k = 1; k < K; ++k) mx = nanmax_step(mx, t[k]);
+            if (op == FU_LOGSUMEXP && !std::isfinite(mx)) mx = A(0);  // as the generic algorithm
+            for (int64_t k = 0; k < K; ++k) u[k] = exp_a(t[k] - mx);
+            const A sum = psum(u, K);
+            if (op == FU_SOFTMAX) {
+                const A inv = A(1) / sum;
+                T* O = reinterpret_cast<T*>(out) + m * K;
+                for (int64_t k = 0; k < K; ++k) O[k] = static_cast<T>(u[k] * inv);
+            } else if (op == FU_LOGSUMEXP) {
+                reinterpret_cast<T*>(out)[m] = static_cast<T>(std::log(sum) + mx);
+            } else {
+                const A lse = std::log(sum);
+                T* O = reinterpret_cast<T*>(out) + m * K;
+                for (int64_t k = 0; k < K; ++k) O[k] = static_cast<T>((t[k] - mx) - lse);
+            }
+        }
+    };
+    parallel_range(M, std::max<int64_t>(1, GRAIN / 8 / std::max<int64_t>(K, 1)), rows);
+}
+
 }  // namespace
 
 void fill_reduce(Kernels& k) {
@@ -345,6 +451,8 @@ void fill_reduce(Kernels& k) {
         using T = typename dt_type<D>::type;
         k.reduce[D] = reduce_t<T>;
         k.scan[D] = scan_t<T>;
+        if constexpr (is_float_v<T>) k.fused[D] = fused_t<T>;
+        else k.fused[D] = nullptr;
     });
 }
 

@@ -22,6 +22,7 @@ import numpy as np
 import ndplane
 from ndplane.backend import ALL_OPS, HOST_RESIDENT, STRIDED, Backend, BackendSpec, Ref, hookimpl
 from ndplane.backend import reference as K
+from ndplane.backend.ops import FFT, FFT_OPS, LINALG, LINALG_OPS
 
 _ALL = frozenset(ndplane.ALL_DTYPES)
 _DEFAULTS_64 = {
@@ -36,9 +37,9 @@ _NO_64 = _ALL - {ndplane.float64, ndplane.complex128, ndplane.int64, ndplane.uin
 
 
 class NumpyBackend(Backend):
-    """The reference backend: every primitive, every dtype, strided, on NumPy."""
+    """The reference backend: every primitive, every dtype, strided, on NumPy (linalg and fft too)."""
 
-    ops = ALL_OPS
+    ops = ALL_OPS | LINALG_OPS | FFT_OPS
 
     def __init__(
         self,
@@ -52,7 +53,7 @@ class NumpyBackend(Backend):
         self.index = index
         self.dtypes = dtypes
         self.default_dtypes = dict(default_dtypes or _DEFAULTS_64)
-        self.capabilities = frozenset({STRIDED, HOST_RESIDENT} if strided else {HOST_RESIDENT})
+        self.capabilities = frozenset({STRIDED, HOST_RESIDENT, LINALG, FFT} if strided else {HOST_RESIDENT, LINALG, FFT})
         self._buffers = 0
         self._bytes = 0
 
@@ -130,6 +131,12 @@ class NumpyBackend(Backend):
 
     def random_bits(self, key: int, counter: int, out: Ref) -> None:
         K.random_bits(key, counter, _view(out))
+
+    def linalg(self, op: str, inputs: tuple[Ref, ...], outputs: tuple[Ref, ...]) -> None:
+        K.linalg(op, tuple(_view(r) for r in inputs), tuple(_view(r) for r in outputs))
+
+    def fft(self, op: str, x: Ref, out: Ref, norm: str) -> None:
+        K.fft(op, _view(x), _view(out), norm)
 
 
 def _view(ref: Ref) -> np.ndarray:

@@ -62,9 +62,9 @@ _INT = ("i", "u")
 UNARY: dict[str, dict[str, str]] = {
     "abs": {"f": "f_abs($x)", "i": "abs($x)", "u": "$x"},
     "bitwise_invert": {"i": "~$x", "u": "~$x", "b": "!$x"},
-    "conj": {"f": "$x", "i": "$x", "u": "$x", "b": "$x"},
-    "real": {"f": "$x", "i": "$x", "u": "$x", "b": "$x"},
-    "imag": {"f": "0.0", "i": "0", "u": "0u", "b": "false"},
+    "conj": {"f": "$x", "i": "$x", "u": "$x"},
+    "real": {"f": "$x", "i": "$x", "u": "$x"},
+    "imag": {"f": "0.0", "i": "0", "u": "0u"},
     "isfinite": {"f": "f_isfinite($x)", "i": "true", "u": "true", "b": "true"},
     "isinf": {"f": "f_isinf($x)", "i": "false", "u": "false", "b": "false"},
     "isnan": {"f": "f_isnan($x)", "i": "false", "u": "false", "b": "false"},
@@ -84,7 +84,7 @@ for _op, _fn in {
     UNARY[_op] = {"f": f"{_fn}($x)"}
 for _op in ("ceil", "floor", "trunc", "round"):
     # NOTE: WGSL round() rounds half to even, as NumPy does.
-    UNARY[_op] = {"f": f"{_op}($x)", "i": "$x", "u": "$x", "b": "$x"}
+    UNARY[_op] = {"f": f"{_op}($x)", "i": "$x", "u": "$x"}
 
 
 def _same(expr: str, kinds: str = "iuf") -> dict[str, str]:

@@ -74,7 +74,7 @@ def elementwise(rt: Any, expr: str, out: Ref, inputs: list[Any]) -> None:
     """out = expr over inputs ($a, $b, $c: Refs of out's shape, or Python scalars)."""
     sdt = next((x.dtype.name for x in inputs if type(x) is Ref), out.dtype.name)
     temps: list[Any] = []
-    refs, key, scalars, binds = [out], [], [], [(1, out.buffer)]
+    refs, key, scalars, binds = [out], [], [], [(1, out.buffer, True)]
     decls = [G.decl("OUT", 1, out.dtype.name, True)]
     funcs = [G.store_fn("OUT", out.dtype.name)]
     for j, x in enumerate(inputs):
@@ -85,7 +85,7 @@ def elementwise(rt: Any, expr: str, out: Ref, inputs: list[Any]) -> None:
             refs.append(x)
             decls.append(G.decl(name, 2 + j, None, False))
             funcs.append(G.load_fn(name, x.dtype.name))
-            binds.append((2 + j, x.buffer))
+            binds.append((2 + j, x.buffer, False))
             key.append(x.dtype.name)
         else:
             expr = expr.replace(f"${name.lower()}", f"ld_{name}(0)")
@@ -99,8 +99,7 @@ def elementwise(rt: Any, expr: str, out: Ref, inputs: list[Any]) -> None:
         params += [r.offset] + s
     src = lambda: G.fill("elementwise", DECLS="\n".join(decls), FUNCS="\n".join(funcs),  # noqa: E731
                          INDEX=G.index_code(len(refs), contig), EXPR=expr)  # fmt: skip
-    pipe = rt.pipeline(("ew", expr, out.dtype.name, tuple(key), contig), src)
-    rt.dispatch(pipe, params, binds, _grid1(rt, out.size))
+    rt.run(("ew", expr, out.dtype.name, tuple(key), contig), src, params, binds, _grid1(rt, out.size))
     _free(rt, temps)
 
 
@@ -127,18 +126,24 @@ def _reduce_parts(op: str, xct: str, oct_: str) -> dict[str, str]:
         sym = "+" if op == "sum" else "*"
         return dict(ACC=oct_, LOAD=G.conv(xct, oct_, ld), IDENTITY=(_ZERO if op == "sum" else _ONE)[oct_],
                     IDENTITY_INDEX="0u", FOLD=f"acc = acc {sym} v;", MERGE=f"sv[t] = sv[t] {sym} sv[t + s];",
-                    RESULT="sv[0]", BETTER="  return false;")  # fmt: skip
+                    RESULT="rv", BETTER="  return false;")  # fmt: skip
     if op in ("any", "all"):
         sym = "||" if op == "any" else "&&"
         return dict(ACC="bool", LOAD=G.truth(xct, ld), IDENTITY="false" if op == "any" else "true",
                     IDENTITY_INDEX="0u", FOLD=f"acc = acc {sym} v;", MERGE=f"sv[t] = sv[t] {sym} sv[t + s];",
-                    RESULT=G.conv("bool", oct_, "sv[0]"), BETTER="  return false;")  # fmt: skip
+                    RESULT=G.conv("bool", oct_, "rv"), BETTER="  return false;")  # fmt: skip
     acc = "u32" if xct == "bool" else xct
-    result = G.conv(acc, oct_, "sv[0]") if op in ("max", "min") else G.conv("u32", oct_, "si[0]")
+    result = G.conv(acc, oct_, "rv") if op in ("max", "min") else G.conv("u32", oct_, "ri")
     return dict(ACC=acc, LOAD=G.conv(xct, acc, ld), IDENTITY=_ZERO[acc], IDENTITY_INDEX="EMPTY",
                 FOLD="if (better(acc, idx, v, k)) { acc = v; idx = k; }",
                 MERGE="if (better(sv[t], si[t], sv[t + s], si[t + s])) { sv[t] = sv[t + s]; si[t] = si[t + s]; }",
                 RESULT=result, BETTER=_better(op, acc))  # fmt: skip
+
+
+def _short_rows(M: int, K: int) -> bool:
+    # NOTE: a workgroup per row wastes 256 threads on a short row; many rows keep a GPU busy
+    # with one thread each.
+    return K <= 64 or M >= 16384
 
 
 def reduce(rt: Any, op: str, x: Ref, out: Ref) -> None:
@@ -146,10 +151,13 @@ def reduce(rt: Any, op: str, x: Ref, out: Ref) -> None:
     parts = _reduce_parts(op, G.DTYPES[xd].ct, G.DTYPES[od].ct)
     src = lambda: G.fill("reduce", DECLS=G.decl("OUT", 1, od, True) + "\n" + G.decl("A", 2, None, False),  # noqa: E731
                          FUNCS=G.store_fn("OUT", od) + "\n" + G.load_fn("A", xd), **parts)  # fmt: skip
-    pipe = rt.pipeline(("reduce", op, xd, od), src)
     M, K = x.shape
     params = [M, K, x.offset, x.strides[0], x.strides[1], out.offset, out.strides[0]]
-    rt.dispatch(pipe, params, [(1, out.buffer), (2, x.buffer)], rt.groups(M))
+    binds = [(1, out.buffer, True), (2, x.buffer, False)]
+    if _short_rows(M, K):
+        rt.run(("reduce", op, xd, od), src, params, binds, _grid1(rt, M), "reduce_rows")
+    else:
+        rt.run(("reduce", op, xd, od), src, params, binds, rt.groups(M))
 
 
 def scan(rt: Any, op: str, x: Ref, out: Ref) -> None:
@@ -160,10 +168,13 @@ def scan(rt: Any, op: str, x: Ref, out: Ref) -> None:
                  OP="a + b" if op == "cumulative_sum" else "a * b", RESULT="op(carry, sv[t])")  # fmt: skip
     src = lambda: G.fill("scan", DECLS=G.decl("OUT", 1, od, True) + "\n" + G.decl("A", 2, None, False),  # noqa: E731
                          FUNCS=G.store_fn("OUT", od) + "\n" + G.load_fn("A", xd), **parts)  # fmt: skip
-    pipe = rt.pipeline(("scan", op, xd, od), src)
     M, K = x.shape
     params = [M, K, x.offset, x.strides[0], x.strides[1], out.offset, out.strides[0], out.strides[1]]
-    rt.dispatch(pipe, params, [(1, out.buffer), (2, x.buffer)], rt.groups(M))
+    binds = [(1, out.buffer, True), (2, x.buffer, False)]
+    if _short_rows(M, K):
+        rt.run(("scan", op, xd, od), src, params, binds, _grid1(rt, M), "scan_rows")
+    else:
+        rt.run(("scan", op, xd, od), src, params, binds, rt.groups(M))
 
 
 # ---------------------------------------------------------------------------
@@ -180,16 +191,16 @@ def matmul(rt: Any, a: Ref, b: Ref, out: Ref) -> None:
                  LOAD_B=G.conv(ct, acc, "ld_B(bbase + i32(bk) * si(9u) + i32(bn) * si(10u))"))  # fmt: skip
     decls = "\n".join([G.decl("OUT", 1, od, True), G.decl("A", 2, None, False), G.decl("B", 3, None, False)])
     funcs = "\n".join([G.store_fn("OUT", od), G.load_fn("A", d), G.load_fn("B", d)])
-    pipe = rt.pipeline(("matmul", d, od), lambda: G.fill("matmul", DECLS=decls, FUNCS=funcs, **parts))
+    src = lambda: G.fill("matmul", DECLS=decls, FUNCS=funcs, **parts)  # noqa: E731
     B, M, K = a.shape
     N = b.shape[2]
     gx, gy = -(-N // 64), -(-M // 64)
     if gx > rt.max_groups or gy > rt.max_groups:
         raise ValueError(f"webgpu matmul: {M}x{N} output exceeds the dispatch limits")
-    binds = [(1, out.buffer), (2, a.buffer), (3, b.buffer)]
+    binds = [(1, out.buffer, True), (2, a.buffer, False), (3, b.buffer, False)]
     for b0 in range(0, B, rt.max_groups):
         params = [M, N, K, a.offset, *a.strides, b.offset, *b.strides, out.offset, *out.strides, b0]
-        rt.dispatch(pipe, params, binds, (gx, gy, min(B - b0, rt.max_groups)))
+        rt.run(("matmul", d, od), src, params, binds, (gx, gy, min(B - b0, rt.max_groups)))
 
 
 # ---------------------------------------------------------------------------
@@ -209,12 +220,12 @@ def _index_kernel(rt: Any, mode: str, out: Ref, x: Ref, idx: Ref) -> None:
     decls = "\n".join([G.decl("OUT", 1, od, True, atomic=mode != "take"), G.decl("X", 2, None, False),
                        G.decl("I", 3, None, False)])  # fmt: skip
     funcs = "\n".join([fn, G.load_fn("X", xd), G.load_fn("I", id_)])
-    pipe = rt.pipeline((mode, xd, id_, od),
-                       lambda: G.fill("index", DECLS=decls, FUNCS=funcs, INDEX=index, BODY=body))  # fmt: skip
+    src = lambda: G.fill("index", DECLS=decls, FUNCS=funcs, INDEX=index, BODY=body)  # noqa: E731
     M = out.shape[0]
     K = idx.shape[0]
     params = [M * K, K, x.offset, *x.strides, idx.offset, idx.strides[0], out.offset, *out.strides]
-    rt.dispatch(pipe, params, [(1, out.buffer), (2, x.buffer), (3, idx.buffer)], _grid1(rt, M * K))
+    binds = [(1, out.buffer, True), (2, x.buffer, False), (3, idx.buffer, False)]
+    rt.run((mode, xd, id_, od), src, params, binds, _grid1(rt, M * K))
 
 
 def take(rt: Any, x: Ref, indices: Ref, out: Ref) -> None:
@@ -269,25 +280,23 @@ def sort(rt: Any, x: Ref, vout: Ref | None, iout: Ref | None, descending: bool) 
         i = iout or Ref(None, x.dtype, x.shape, (0, 0), 0, 0, False)
         base = [M, P, K, x.offset, *x.strides, 0, 0, v.offset, *v.strides, i.offset, *i.strides,
                 L, int(descending), 0]  # fmt: skip
-        rt.dispatch(rt.pipeline(key, src, "sort_keys"), base, [(1, kv), (2, x.buffer)],
-                    _grid1(rt, M * P))  # fmt: skip
-        local = rt.pipeline(key, src, "sort_local")
-        rt.dispatch(local, base, [(1, kv)], rt.groups(M * P // L))
-        glob = rt.pipeline(key, src, "sort_global")
+        scratch = [(1, kv, True)]
+        rt.run(key, src, base, [*scratch, (2, x.buffer, False)], _grid1(rt, M * P), "sort_keys")
+        rt.run(key, src, base, scratch, rt.groups(M * P // L), "sort_local")
         k = 2 * L
         while k <= P:
             j = k // 2
             while j >= L:
-                rt.dispatch(glob, base[:6] + [k, j] + base[8:], [(1, kv)], _grid1(rt, M * P // 2))
+                rt.run(key, src, base[:6] + [k, j] + base[8:], scratch, _grid1(rt, M * P // 2), "sort_global")
                 j //= 2
-            rt.dispatch(local, base[:6] + [k, 0] + base[8:16] + [1], [(1, kv)], rt.groups(M * P // L))
+            rt.run(key, src, base[:6] + [k, 0] + base[8:16] + [1], scratch, rt.groups(M * P // L), "sort_local")
             k *= 2
-        binds = [(1, kv), (2, x.buffer)]
+        binds = [*scratch, (2, x.buffer, False)]
         if vout is not None:
-            binds.append((3, vout.buffer))
+            binds.append((3, vout.buffer, True))
         if iout is not None:
-            binds.append((4, iout.buffer))
-        rt.dispatch(rt.pipeline(key, src, "sort_gather"), base, binds, _grid1(rt, M * K))
+            binds.append((4, iout.buffer, True))
+        rt.run(key, src, base, binds, _grid1(rt, M * K), "sort_gather")
     finally:
         rt.flush()
         rt.free(kv)
@@ -299,8 +308,8 @@ def sort(rt: Any, x: Ref, vout: Ref | None, iout: Ref | None, descending: bool) 
 
 
 def random_bits(rt: Any, key: int, counter: int, out: Ref) -> None:
-    pipe = rt.pipeline(("philox",), lambda: G.template("philox").template)
     n = out.shape[0]
     m32 = 0xFFFFFFFF
     params = [n, out.offset, key & m32, (key >> 32) & m32] + [(counter >> s) & m32 for s in (0, 32, 64, 96)]
-    rt.dispatch(pipe, params, [(1, out.buffer)], _grid1(rt, -(-n // 4)))
+    rt.run(("philox",), lambda: G.template("philox").template, params, [(1, out.buffer, True)],
+           _grid1(rt, -(-n // 4)))

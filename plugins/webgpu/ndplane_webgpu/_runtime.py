@@ -107,6 +107,7 @@ class Runtime:
         self._pool_bytes = int(os.environ.get("NDPLANE_WEBGPU_POOL_BYTES", _POOL_CAP))
         self._pooled = 0
         self._pipelines: dict[Any, Any] = {}
+        self._layouts: dict[Any, Any] = {}
         self._ring = self.device.create_buffer(size=_RING, usage=_USAGE, label="ndplane params")
         self._ring_pos = 0
         self._encoder: Any = None
@@ -202,17 +203,38 @@ class Runtime:
 
     # -- pipelines and dispatch ----------------------------------------------
 
-    def pipeline(self, key: Any, source: Callable[[], str], entry: str = "main") -> Any:
-        pipe = self._pipelines.get((key, entry))
+    def pipeline(self, key: Any, source: Callable[[], str], entry: str,
+                 spec: tuple[tuple[int, bool], ...]) -> Any:  # fmt: skip
+        """The compute pipeline of ``entry`` in the shader ``source()`` (cached by key), with an
+        explicit layout: binding 0 the params, then (binding, writable) storage buffers."""
+        pipe = self._pipelines.get((key, entry, spec))
         if pipe is None:
-            module = self._pipelines.get((key, None))
+            module = self._pipelines.get((key, None, None))
             if module is None:
-                module = self._pipelines[key, None] = self.device.create_shader_module(code=source())
+                module = self._pipelines[key, None, None] = self.device.create_shader_module(code=source())
             pipe = self.device.create_compute_pipeline(
-                layout="auto", compute={"module": module, "entry_point": entry}
+                layout=self._layout(spec), compute={"module": module, "entry_point": entry}
             )
-            self._pipelines[key, entry] = pipe
+            self._pipelines[key, entry, spec] = pipe
         return pipe
+
+    def _layout(self, spec: tuple[tuple[int, bool], ...]) -> Any:
+        layout = self._layouts.get(spec)
+        if layout is None:
+            entries = [{"binding": b, "visibility": wgpu.ShaderStage.COMPUTE,
+                        "buffer": {"type": "storage" if w else "read-only-storage"}}
+                       for b, w in ((0, False), *spec)]  # fmt: skip
+            bgl = self.device.create_bind_group_layout(entries=entries)
+            layout = self._layouts[spec] = (bgl, self.device.create_pipeline_layout(bind_group_layouts=[bgl]))
+        return layout[1]
+
+    def run(self, key: Any, source: Callable[[], str], params: Sequence[int],
+            buffers: Sequence[tuple[int, Buffer, bool]], grid: tuple[int, int, int],
+            entry: str = "main") -> None:  # fmt: skip
+        """Record one dispatch of ``entry``: params at binding 0, then (binding, buffer, writable)."""
+        spec = tuple((b, w) for b, _, w in buffers)
+        pipe = self.pipeline(key, source, entry, spec)
+        self._dispatch(pipe, self._layouts[spec][0], params, [(b, buf) for b, buf, _ in buffers], grid)
 
     def groups(self, n: int) -> tuple[int, int, int]:
         """A grid of at least n workgroups: 2-D past max_compute_workgroups_per_dimension."""
@@ -223,9 +245,8 @@ class Runtime:
             raise ValueError(f"{self.name}: {n} workgroups exceed the dispatch limits.")
         return (self.max_groups, y, 1)
 
-    def dispatch(self, pipe: Any, params: Sequence[int] | np.ndarray,
-                 buffers: Sequence[tuple[int, Buffer]], grid: tuple[int, int, int]) -> None:  # fmt: skip
-        """Record one dispatch: P = params (u32 words) at binding 0, then (binding, buffer)."""
+    def _dispatch(self, pipe: Any, bgl: Any, params: Sequence[int], buffers: Sequence[tuple[int, Buffer]],
+                  grid: tuple[int, int, int]) -> None:  # fmt: skip
         words = np.asarray(params, dtype=np.int64).astype(np.uint32)
         size = max(words.nbytes, 4)
         if self._ring_pos + size > _RING:
@@ -237,7 +258,7 @@ class Runtime:
         entries = [{"binding": 0, "resource": {"buffer": self._ring, "offset": off, "size": size}}]
         entries += [{"binding": b, "resource": {"buffer": buf.gpu, "offset": 0, "size": buf.cap}}
                     for b, buf in buffers]  # fmt: skip
-        group = self.device.create_bind_group(layout=pipe.get_bind_group_layout(0), entries=entries)
+        group = self.device.create_bind_group(layout=bgl, entries=entries)
         if self._pass is None:
             self._pass = self._enc().begin_compute_pass()
         self._pass.set_pipeline(pipe)

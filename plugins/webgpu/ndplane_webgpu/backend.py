@@ -30,6 +30,7 @@ class WebGPUBackend(Backend):
     """WGSL kernels on one wgpu adapter: strided, 32-bit compute, 8/16-bit packed storage."""
 
     name = "webgpu"
+    protocol_version = 1
     capabilities = frozenset({STRIDED})
     ops = frozenset(
         {op for op in UNARY_OPS if op in G.UNARY} | {op for op in BINARY_OPS if op in G.BINARY}
@@ -258,6 +259,7 @@ def ndplane_register_backends() -> list[BackendSpec]:
         BackendSpec(
             name="webgpu",
             factory=WebGPUBackend,
+            protocol_version=1,  # the protocol this plugin implements, stated, not inherited
             distribution="ndplane-webgpu",
             version=__version__,
             is_available=_available,

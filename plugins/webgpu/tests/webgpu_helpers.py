@@ -60,7 +60,7 @@ def random_array(rng: np.random.Generator, shape, dtype: str, special: bool = Tr
     dt = np.dtype(dtype)
     n = int(np.prod(shape, dtype=np.int64))
     if dt.kind == "b":
-        return rng.random(n).reshape(shape) < 0.5
+        return np.asarray(rng.random(n).reshape(shape) < 0.5)
     if dt.kind in "iu":
         info = np.iinfo(dt)
         lo, hi = max(info.min, -(2**31)), min(info.max, 2**31 - 1)

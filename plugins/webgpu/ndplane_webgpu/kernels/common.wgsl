@@ -42,74 +42,296 @@ fn f_sign(x: f32) -> f32 {
   return select(select(0.0, -1.0, x < 0.0), 1.0, x > 0.0);
 }
 
-// fmod with C semantics for finite operands (sign of a).
+// C fmod (sign of a), exact: integer long division of the significands (musl's fmodf).
 fn f_fmod(a: f32, b: f32) -> f32 {
   if (f_isnan(a) || f_isnan(b) || f_isinf(a) || b == 0.0) { return f_nan(); }
   if (f_isinf(b)) { return a; }
-  let r = a - b * trunc(a / b);
-  // NOTE: one correction step keeps |r| < |b| when a / b rounded up.
-  if (f_abs(r) >= f_abs(b)) { return f_copysign(f_abs(r) - f_abs(b), a); }
-  if (r != 0.0 && f_signbit(r) != f_signbit(a)) { return r + f_copysign(f_abs(b), a); }
-  return r;
+  let ux = bitcast<u32>(a);
+  let sx = ux & 0x80000000u;
+  var mx = ux & 0x7fffffffu;
+  var my = bitcast<u32>(b) & 0x7fffffffu;
+  if (mx <= my) {
+    if (mx == my) { return bitcast<f32>(sx); }
+    return a;
+  }
+  var ex = i32(mx >> 23u);
+  var ey = i32(my >> 23u);
+  if (ex == 0) {
+    var i = mx << 9u;
+    loop { if ((i >> 31u) != 0u) { break; } ex = ex - 1; i = i << 1u; }
+    mx = mx << u32(1 - ex);
+  } else {
+    mx = (mx & 0x7fffffu) | 0x800000u;
+  }
+  if (ey == 0) {
+    var i = my << 9u;
+    loop { if ((i >> 31u) != 0u) { break; } ey = ey - 1; i = i << 1u; }
+    my = my << u32(1 - ey);
+  } else {
+    my = (my & 0x7fffffu) | 0x800000u;
+  }
+  loop {
+    if (ex <= ey) { break; }
+    if (mx >= my) {
+      if (mx == my) { return bitcast<f32>(sx); }
+      mx = mx - my;
+    }
+    mx = mx << 1u;
+    ex = ex - 1;
+  }
+  if (mx >= my) {
+    if (mx == my) { return bitcast<f32>(sx); }
+    mx = mx - my;
+  }
+  loop { if ((mx >> 23u) != 0u) { break; } mx = mx << 1u; ex = ex - 1; }
+  if (ex > 0) {
+    mx = (mx - 0x800000u) | (u32(ex) << 23u);
+  } else {
+    mx = mx >> u32(1 - ex);
+  }
+  return bitcast<f32>(mx | sx);
 }
 
-// NumPy npy_remainder: the sign of the divisor.
-fn f_remainder(a: f32, b: f32) -> f32 {
-  if (b == 0.0) { return f_nan(); }
+// NumPy npy_divmod: floor quotient and the remainder with the sign of b (b != 0).
+fn f_divmod(a: f32, b: f32) -> vec2<f32> {
   var m = f_fmod(a, b);
-  if (f_isnan(m)) {
-    if (f_isinf(b) && !f_isnan(a) && !f_isinf(a)) {
-      m = a;
-    } else {
-      return m;
+  var d = (a - m) / b;
+  if (f_isnan(m) || m != 0.0) {
+    if ((b < 0.0) != (m < 0.0)) {
+      m = m + b;
+      d = d - 1.0;
     }
-  }
-  if (m != 0.0) {
-    if ((b < 0.0) != (m < 0.0)) { m = m + b; }
   } else {
     m = f_copysign(0.0, b);
   }
-  return m;
+  var fd: f32;
+  if (f_isnan(d) || d != 0.0) {
+    fd = floor(d);
+    if (d - fd > 0.5) { fd = fd + 1.0; }
+  } else {
+    fd = f_copysign(0.0, a / b);
+  }
+  return vec2<f32>(fd, m);
 }
 
-// NumPy npy_floor_divide.
+fn f_remainder(a: f32, b: f32) -> f32 {
+  if (b == 0.0) { return f_fmod(a, b); }
+  return f_divmod(a, b).y;
+}
+
 fn f_floor_divide(a: f32, b: f32) -> f32 {
-  if (b == 0.0 || f_isnan(a) || f_isnan(b)) { return a / b; }
-  if (f_isinf(a) || f_isinf(b)) { return floor(a / b); }
-  let m = f_fmod(a, b);
-  var d = (a - m) / b;
-  if (m != 0.0 && ((b < 0.0) != (m < 0.0))) { d = d - 1.0; }
-  if (d == 0.0) { return f_copysign(0.0, a / b); }
-  var fd = floor(d);
-  if (d - fd > 0.5) { fd = fd + 1.0; }
-  return fd;
+  if (b == 0.0) { return a / b; }
+  return f_divmod(a, b).x;
+}
+
+// Transcendentals after Cephes (S. Moshier): only +, -, *, / and bit operations, so the
+// accuracy (~1-2 ulp) does not depend on the driver's exp/log/sin approximations
+// (Vulkan allows e.g. sin with 2^-11 absolute error).
+fn f_scale(y: f32, n: i32) -> f32 {
+  let h = n / 2;
+  return ldexp(ldexp(y, h), n - h);
+}
+
+fn f_exp(x: f32) -> f32 {
+  if (f_isnan(x)) { return x; }
+  if (x > 88.72283935546875) { return f_inf(); }
+  if (x < -103.97208) { return 0.0; }
+  let z = floor(x * 1.4426950408889634 + 0.5);
+  var r = x - z * 0.693359375;
+  r = r - z * -2.12194440e-4;
+  var p = 1.9875691500e-4;
+  p = p * r + 1.3981999507e-3;
+  p = p * r + 8.3334519073e-3;
+  p = p * r + 4.1665795894e-2;
+  p = p * r + 1.6666665459e-1;
+  p = p * r + 5.0000001201e-1;
+  let y = p * (r * r) + r + 1.0;
+  return f_scale(y, i32(z));
+}
+
+// ln(x) = t + e * ln2 for finite x > 0: (e, t).
+fn f_log_parts(x: f32) -> vec2<f32> {
+  let fe = frexp(x);
+  var m = fe.fract;
+  var e = f32(fe.exp);
+  if (m < 0.70710678118654752) {
+    e = e - 1.0;
+    m = m + m - 1.0;
+  } else {
+    m = m - 1.0;
+  }
+  let z = m * m;
+  var y = 7.0376836292e-2;
+  y = y * m - 1.1514610310e-1;
+  y = y * m + 1.1676998740e-1;
+  y = y * m - 1.2420140846e-1;
+  y = y * m + 1.4249322787e-1;
+  y = y * m - 1.6668057665e-1;
+  y = y * m + 2.0000714765e-1;
+  y = y * m - 2.4999993993e-1;
+  y = y * m + 3.3333331174e-1;
+  y = y * m * z;
+  y = y - 0.5 * z;
+  return vec2<f32>(e, m + y);
+}
+
+// NaN, negative, zero and infinity cases of the logarithms; 1.0 marks "finite positive".
+fn f_log_special(x: f32) -> vec2<f32> {
+  if (f_isnan(x) || x < 0.0) { return vec2<f32>(0.0, f_nan()); }
+  if (x == 0.0) { return vec2<f32>(0.0, f_neg(f_inf())); }
+  if (f_isinf(x)) { return vec2<f32>(0.0, x); }
+  return vec2<f32>(1.0, 0.0);
+}
+
+fn f_log(x: f32) -> f32 {
+  let s = f_log_special(x);
+  if (s.x == 0.0) { return s.y; }
+  let p = f_log_parts(x);
+  return (p.y + p.x * -2.12194440e-4) + p.x * 0.693359375;
+}
+
+fn f_log2(x: f32) -> f32 {
+  let s = f_log_special(x);
+  if (s.x == 0.0) { return s.y; }
+  let p = f_log_parts(x);
+  return (p.y * 0.44269504088896341 + p.y) + p.x;
+}
+
+fn f_log10(x: f32) -> f32 {
+  let s = f_log_special(x);
+  if (s.x == 0.0) { return s.y; }
+  let p = f_log_parts(x);
+  return ((p.y * 4.34294481903251827651e-1 + p.x * 2.48745663981195213739e-4) + p.x * 3.00781250000e-1);
 }
 
 fn f_log1p(x: f32) -> f32 {
-  if (f_isinf(x) && x > 0.0) { return x; }
+  if (f_isnan(x) || x < -1.0) { return f_nan(); }
+  if (f_isinf(x)) { return x; }
   let u = 1.0 + x;
   if (u == 1.0) { return x; }
-  return log(u) * (x / (u - 1.0));
+  if (u == 0.0) { return f_neg(f_inf()); }
+  return f_log(u) * (x / (u - 1.0));
 }
 
 fn f_expm1(x: f32) -> f32 {
-  if (f_abs(x) < 1e-5) { return x + 0.5 * x * x; }
-  let u = exp(x);
+  if (f_isnan(x)) { return x; }
+  if (x > 88.72283935546875) { return f_inf(); }
+  let ax = f_abs(x);
+  if (ax < 1e-5) { return x + 0.5 * x * x; }
+  let u = f_exp(x);
   if (u == 1.0) { return x; }
   let um1 = u - 1.0;
   if (um1 == -1.0) { return -1.0; }
-  if (f_isinf(u)) { return u; }
-  return um1 * (x / log(u));
+  if (ax > 0.5) { return um1; }
+  return um1 * (x / f_log(u));
 }
 
-fn f_log2(x: f32) -> f32 { return log2(x); }
-fn f_log10(x: f32) -> f32 { return log(x) * 0.4342944819032518; }
+const PIO4: f32 = 0.785398163397448309616;
+const PIO2: f32 = 1.57079632679489661923;
+const PI: f32 = 3.14159265358979323846;
+
+// Cody-Waite reduction by pi/4: (octant j, reduced z); accurate for |x| < 8192 * pi.
+fn f_trig_reduce(ax: f32) -> vec2<f32> {
+  var j = u32(ax * 1.27323954473516);
+  var y = f32(j);
+  if ((j & 1u) == 1u) { j = j + 1u; y = y + 1.0; }
+  let z = ((ax - y * 0.78515625) - y * 2.4187564849853515625e-4) - y * 3.77489497744594108e-8;
+  return vec2<f32>(f32(j & 7u), z);
+}
+fn f_sin_poly(z: f32) -> f32 {
+  let zz = z * z;
+  return ((-1.9515295891e-4 * zz + 8.3321608736e-3) * zz - 1.6666654611e-1) * zz * z + z;
+}
+fn f_cos_poly(z: f32) -> f32 {
+  let zz = z * z;
+  return ((2.443315711809948e-5 * zz - 1.388731625493765e-3) * zz + 4.166664568298827e-2) * zz * zz
+    - 0.5 * zz + 1.0;
+}
+fn f_sin(x: f32) -> f32 {
+  if (!f_isfinite(x)) { return f_nan(); }
+  let r = f_trig_reduce(f_abs(x));
+  var j = u32(r.x);
+  var neg = x < 0.0;
+  if (j > 3u) { neg = !neg; j = j - 4u; }
+  var y = select(f_sin_poly(r.y), f_cos_poly(r.y), j == 1u || j == 2u);
+  if (neg) { y = -y; }
+  return y;
+}
+fn f_cos(x: f32) -> f32 {
+  if (!f_isfinite(x)) { return f_nan(); }
+  let r = f_trig_reduce(f_abs(x));
+  var j = u32(r.x);
+  var neg = false;
+  if (j > 3u) { neg = !neg; j = j - 4u; }
+  if (j > 1u) { neg = !neg; }
+  var y = select(f_cos_poly(r.y), f_sin_poly(r.y), j == 1u || j == 2u);
+  if (neg) { y = -y; }
+  return y;
+}
+fn f_tan(x: f32) -> f32 {
+  if (!f_isfinite(x)) { return f_nan(); }
+  let ax = f_abs(x);
+  let r = f_trig_reduce(ax);
+  let z = r.y;
+  let zz = z * z;
+  var y = z;
+  if (ax > 1e-4) {
+    y = (((((9.38540185543e-3 * zz + 3.11992232697e-3) * zz + 2.44301354525e-2) * zz
+      + 5.34112807005e-2) * zz + 1.33387994085e-1) * zz + 3.33331568548e-1) * zz * z + z;
+  }
+  if ((u32(r.x) & 2u) == 2u) { y = -1.0 / y; }
+  return select(y, -y, x < 0.0);
+}
+
+fn f_atan(x: f32) -> f32 {
+  if (f_isnan(x)) { return x; }
+  var a = f_abs(x);
+  var y = 0.0;
+  if (a > 2.414213562373095) {
+    y = PIO2;
+    a = -1.0 / a;
+  } else if (a > 0.4142135623730950) {
+    y = PIO4;
+    a = (a - 1.0) / (a + 1.0);
+  }
+  let z = a * a;
+  y = y + (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z
+    - 3.33329491539e-1) * z * a + a;
+  return f_copysign(y, x);
+}
+
+fn f_asin(x: f32) -> f32 {
+  let a = f_abs(x);
+  if (f_isnan(x) || a > 1.0) { return f_nan(); }
+  if (a < 1e-4) { return x; }
+  var z: f32;
+  var t: f32;
+  let big = a > 0.5;
+  if (big) {
+    z = 0.5 * (1.0 - a);
+    t = sqrt(z);
+  } else {
+    t = a;
+    z = a * a;
+  }
+  var r = ((((4.2163199048e-2 * z + 2.4181311049e-2) * z + 4.5470025998e-2) * z + 7.4953002686e-2) * z
+    + 1.6666752422e-1) * z * t + t;
+  if (big) { r = PIO2 - (r + r); }
+  return f_copysign(r, x);
+}
+
+fn f_acos(x: f32) -> f32 {
+  if (f_isnan(x) || f_abs(x) > 1.0) { return f_nan(); }
+  if (x < -0.5) { return PI - 2.0 * f_asin(sqrt(0.5 * (1.0 + x))); }
+  if (x > 0.5) { return 2.0 * f_asin(sqrt(0.5 * (1.0 - x))); }
+  return PIO2 - f_asin(x);
+}
 
 fn f_sinh(x: f32) -> f32 {
   let ax = f_abs(x);
   var r: f32;
   if (ax > 88.0) {
-    let h = exp(0.5 * ax);
+    let h = f_exp(0.5 * ax);
     r = (0.5 * h) * h;
   } else {
     let t = f_expm1(ax);
@@ -120,10 +342,10 @@ fn f_sinh(x: f32) -> f32 {
 fn f_cosh(x: f32) -> f32 {
   let ax = f_abs(x);
   if (ax > 88.0) {
-    let h = exp(0.5 * ax);
+    let h = f_exp(0.5 * ax);
     return (0.5 * h) * h;
   }
-  let e = exp(ax);
+  let e = f_exp(ax);
   return 0.5 * (e + 1.0 / e);
 }
 fn f_tanh(x: f32) -> f32 {
@@ -138,7 +360,7 @@ fn f_asinh(x: f32) -> f32 {
   if (f_isnan(x) || f_isinf(x)) { return x; }
   var r: f32;
   if (ax > 4096.0) {
-    r = log(ax) + 0.6931471805599453;
+    r = f_log(ax) + 0.6931471805599453;
   } else {
     r = f_log1p(ax + ax * ax / (1.0 + sqrt(1.0 + ax * ax)));
   }
@@ -147,7 +369,7 @@ fn f_asinh(x: f32) -> f32 {
 fn f_acosh(x: f32) -> f32 {
   if (f_isnan(x) || x < 1.0) { return f_nan(); }
   if (f_isinf(x)) { return x; }
-  if (x > 4096.0) { return log(x) + 0.6931471805599453; }
+  if (x > 4096.0) { return f_log(x) + 0.6931471805599453; }
   let t = x - 1.0;
   return f_log1p(t + sqrt(2.0 * t + t * t));
 }
@@ -157,40 +379,11 @@ fn f_atanh(x: f32) -> f32 {
   if (ax == 1.0) { return f_copysign(f_inf(), x); }
   return f_copysign(0.5 * f_log1p(2.0 * ax / (1.0 - ax)), x);
 }
-fn f_asin(x: f32) -> f32 {
-  if (f_isnan(x) || f_abs(x) > 1.0) { return f_nan(); }
-  return asin(x);
-}
-fn f_acos(x: f32) -> f32 {
-  if (f_isnan(x) || f_abs(x) > 1.0) { return f_nan(); }
-  return acos(x);
-}
-fn f_atan(x: f32) -> f32 {
-  if (f_isnan(x)) { return x; }
-  if (f_isinf(x)) { return f_copysign(1.5707963267948966, x); }
-  return atan(x);
-}
 fn f_sqrt(x: f32) -> f32 {
   if (f_isnan(x) || x < 0.0) { return f_nan(); }
   if (f_isinf(x) || x == 0.0) { return x; }
   return sqrt(x);
 }
-fn f_log(x: f32) -> f32 {
-  if (f_isnan(x) || x < 0.0) { return f_nan(); }
-  if (x == 0.0) { return f_neg(f_inf()); }
-  if (f_isinf(x)) { return x; }
-  return log(x);
-}
-fn f_exp(x: f32) -> f32 {
-  if (f_isnan(x)) { return x; }
-  if (x > 88.72284) { return f_inf(); }
-  if (x < -103.97208) { return 0.0; }
-  return exp(x);
-}
-fn f_trig_ok(x: f32) -> bool { return !f_isnan(x) && !f_isinf(x); }
-fn f_sin(x: f32) -> f32 { if (!f_trig_ok(x)) { return f_nan(); } return sin(x); }
-fn f_cos(x: f32) -> f32 { if (!f_trig_ok(x)) { return f_nan(); } return cos(x); }
-fn f_tan(x: f32) -> f32 { if (!f_trig_ok(x)) { return f_nan(); } return tan(x); }
 
 fn f_atan2(y: f32, x: f32) -> f32 {
   if (f_isnan(x) || f_isnan(y)) { return f_nan(); }
@@ -207,7 +400,9 @@ fn f_atan2(y: f32, x: f32) -> f32 {
     return f_copysign(select(0.0, pi, x < 0.0), y);
   }
   if (f_isinf(y)) { return f_copysign(0.5 * pi, y); }
-  return atan2(y, x);
+  let z = f_atan(y / x);
+  if (x < 0.0) { return select(z + pi, z - pi, y < 0.0); }
+  return z;
 }
 
 fn f_hypot(a: f32, b: f32) -> f32 {
@@ -245,7 +440,7 @@ fn f_is_odd_integer(y: f32) -> bool {
   return (i32(y) & 1) == 1;
 }
 
-// C99 pow special cases, then exp2(y * log2|x|), or repeated squaring for small integer y.
+// C99 pow special cases, then exp(y * log|x|), or repeated squaring for small integer y.
 fn f_pow(x: f32, y: f32) -> f32 {
   if (y == 0.0 || x == 1.0) { return 1.0; }
   if (f_isnan(x) || f_isnan(y)) { return f_nan(); }
@@ -280,7 +475,7 @@ fn f_pow(x: f32, y: f32) -> f32 {
     }
     if (y < 0.0) { r = 1.0 / r; }
   } else {
-    r = exp2(y * log2(ax));
+    r = f_exp(y * f_log(ax));
   }
   if (x < 0.0 && yodd) { return f_neg(r); }
   return r;

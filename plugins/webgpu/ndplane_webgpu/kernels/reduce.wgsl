@@ -1,5 +1,7 @@
-// reduce.wgsl: out[m] = REDUCE_k x[m, k] for x (M, K); one workgroup per row
-// (workgroup ids beyond 65535 spill into y), a parallel tree reduction in workgroup memory.
+// reduce.wgsl: out[m] = REDUCE_k x[m, k] for x (M, K).
+//   main:        one workgroup per row (workgroup ids beyond 65535 spill into y), a parallel
+//                tree reduction in workgroup memory; for long rows.
+//   reduce_rows: one thread per row, a sequential fold; for short rows (many of them).
 //
 // Bindings:
 //   0  P    params (u32): [M, K, x_offset, x_stride0 (i32), x_stride1 (i32), out_offset, out_stride]
@@ -52,6 +54,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
   }
   if (t == 0u && row < M) {
+    let rv = sv[0];
+    let ri = si[0];
     st_OUT(i32(P[5]) + i32(row) * bitcast<i32>(P[6]), $RESULT);
   }
+}
+
+@compute @workgroup_size(256)
+fn reduce_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let row = gid.x + gid.y * nwg.x * 256u;
+  if (row >= P[0]) { return; }
+  let K = P[1];
+  let base = i32(P[2]) + i32(row) * bitcast<i32>(P[3]);
+  let s1 = bitcast<i32>(P[4]);
+  var acc: $ACC = $IDENTITY;
+  var idx: u32 = $IDENTITY_INDEX;
+  for (var k = 0u; k < K; k = k + 1u) {
+    let v: $ACC = $LOAD;
+    $FOLD
+  }
+  let rv = acc;
+  let ri = idx;
+  st_OUT(i32(P[5]) + i32(row) * bitcast<i32>(P[6]), $RESULT);
 }

@@ -1,5 +1,6 @@
-// scan.wgsl: inclusive out[m, k] = x[m, 0] OP ... OP x[m, k] for x (M, K); one workgroup
-// per row (ids beyond 65535 spill into y).
+// scan.wgsl: inclusive out[m, k] = x[m, 0] OP ... OP x[m, k] for x (M, K).
+//   main:      one workgroup per row (ids beyond 65535 spill into y), for long rows
+//   scan_rows: one thread per row, sequential, for many short rows
 //
 // Bindings:
 //   0  P    params (u32): [M, K, x_offset, x_stride0, x_stride1, out_offset, out_stride0, out_stride1]
@@ -45,5 +46,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (valid && k < K) { st_OUT(ob + i32(k) * os, $RESULT); }
     carry = op(carry, sv[255]);
     workgroupBarrier();
+  }
+}
+
+@compute @workgroup_size(256)
+fn scan_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let row = gid.x + gid.y * nwg.x * 256u;
+  if (row >= P[0]) { return; }
+  let K = P[1];
+  let xb = i32(P[2]) + i32(row) * bitcast<i32>(P[3]);
+  let xs = bitcast<i32>(P[4]);
+  let ob = i32(P[5]) + i32(row) * bitcast<i32>(P[6]);
+  let os = bitcast<i32>(P[7]);
+  var carry: $ACC = $IDENTITY;
+  for (var k = 0u; k < K; k = k + 1u) {
+    carry = op(carry, $LOAD);
+    st_OUT(ob + i32(k) * os, carry);
   }
 }

@@ -1,0 +1,134 @@
+"""The cpu backend next to NumPy and PyTorch (CPU), all timed in this run.
+
+    python benchmarks/bench_cpu.py [--quick]
+
+Prints milliseconds (or microseconds) per call and the ratios ndplane/NumPy and
+ndplane/PyTorch; lower is better for ndplane. matmul rows also print GFLOP/s.
+PyTorch is optional (`pip install torch==2.13.0`, the CPU wheel).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+
+import numpy as np
+from _harness import best_time, print_table, try_import_torch
+
+import ndplane as nd
+from ndplane.composite import softmax
+
+
+def cases(quick: bool) -> list[tuple[str, tuple[int, ...], str, float]]:
+    """(name, shape, kind, flops) for the size-dependent rows."""
+    n = 512 if quick else 1000
+    big = 1024 if quick else 4096
+    mm = 256 if quick else 1024
+    return [
+        ("add", (n, n), "add", 0),
+        ("mul", (n, n), "mul", 0),
+        ("relu", (n, n), "relu", 0),
+        ("broadcast add (row)", (n, n), "badd", 0),
+        ("transpose copy", (n, n), "tcopy", 0),
+        (f"matmul {n}^2", (n, n), "matmul", 2 * n**3),
+        ("sum axis=0", (big, big), "sum0", 0),
+        ("sum axis=1", (big, big), "sum1", 0),
+        ("softmax axis=-1", (big, big // 4), "softmax", 0),
+        (f"matmul {mm}^2 float32", (mm, mm), "matmul", 2 * mm**3),
+        (f"matmul {mm}^2 float64", (mm, mm), "matmul64", 2 * mm**3),
+    ]
+
+
+def make(kind: str, shape: tuple[int, ...], lib: str, torch, rng):
+    dtype = np.float64 if kind == "matmul64" else np.float32
+    x = rng.standard_normal(shape).astype(dtype)
+    y = rng.standard_normal(shape).astype(dtype)
+    row = rng.standard_normal(shape[-1:]).astype(dtype)
+    if lib == "ndplane":
+        a, b, r = (nd.asarray(v, device="cpu") for v in (x, y, row))
+        return {
+            "add": lambda: a + b, "mul": lambda: a * b, "relu": lambda: nd.maximum(a, 0.0),
+            "badd": lambda: a + r, "tcopy": lambda: nd.asarray(a.T, copy=True),
+            "matmul": lambda: a @ b, "matmul64": lambda: a @ b,
+            "sum0": lambda: nd.sum(a, axis=0), "sum1": lambda: nd.sum(a, axis=1),
+            "softmax": lambda: softmax(a, axis=-1),
+        }[kind]  # fmt: skip
+    if lib == "numpy":
+
+        def np_softmax():
+            e = np.exp(x - x.max(axis=-1, keepdims=True))
+            return e / e.sum(axis=-1, keepdims=True)
+
+        return {
+            "add": lambda: x + y, "mul": lambda: x * y, "relu": lambda: np.maximum(x, 0.0),
+            "badd": lambda: x + row, "tcopy": lambda: np.ascontiguousarray(x.T),
+            "matmul": lambda: x @ y, "matmul64": lambda: x @ y,
+            "sum0": lambda: x.sum(axis=0), "sum1": lambda: x.sum(axis=1), "softmax": np_softmax,
+        }[kind]  # fmt: skip
+    a, b, r = (torch.from_numpy(v.copy()) for v in (x, y, row))
+    return {
+        "add": lambda: a + b, "mul": lambda: a * b, "relu": lambda: torch.relu(a),
+        "badd": lambda: a + r, "tcopy": lambda: a.T.contiguous(),
+        "matmul": lambda: a @ b, "matmul64": lambda: a @ b,
+        "sum0": lambda: a.sum(dim=0), "sum1": lambda: a.sum(dim=1),
+        "softmax": lambda: torch.softmax(a, dim=-1),
+    }[kind]  # fmt: skip
+
+
+def latency_rows(torch) -> list[tuple[str, dict]]:
+    a = nd.asarray([1.0, 2.0, 3.0, 4.0], dtype=nd.float32, device="cpu")
+    b = nd.asarray([5.0, 6.0, 7.0, 8.0], dtype=nd.float32, device="cpu")
+    m = nd.zeros((64, 64), dtype=nd.float32, device="cpu")
+    na, nb, nm = a.to_numpy(), b.to_numpy(), m.to_numpy()
+    rows = [
+        ("a + b (4 x float32)", {"ndplane": lambda: a + b, "numpy": lambda: na + nb}),
+        ("a[1:3] (slice)", {"ndplane": lambda: a[1:3], "numpy": lambda: na[1:3]}),
+        ("m.T", {"ndplane": lambda: m.T, "numpy": lambda: nm.T}),
+        ("reshape", {"ndplane": lambda: nd.reshape(m, (32, 128)), "numpy": lambda: nm.reshape(32, 128)}),
+    ]
+    if torch is not None:
+        ta, tb, tm = (torch.from_numpy(v.copy()) for v in (na, nb, nm))
+        for (_, fns), fn in zip(rows, [lambda: ta + tb, lambda: ta[1:3], lambda: tm.T,
+                                       lambda: tm.reshape(32, 128)]):  # fmt: skip
+            fns["torch"] = fn
+    return rows
+
+
+def ratio(x: float, y: float | None) -> str:
+    return f"{x / y:.2f}x" if y else "-"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    args = parser.parse_args()
+    torch = try_import_torch()
+    rng = np.random.default_rng(0)
+    backend = nd.Device("cpu").backend
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}, "
+          f"numpy {np.__version__}" + (f", torch {torch.__version__}" if torch else ", torch absent")
+          + f"; ndplane-cpu: {backend!r}")  # fmt: skip
+    rows = [["case (float32 unless noted)", "ndplane ms", "numpy ms", "torch ms",
+             "nd/numpy", "nd/torch", "nd GFLOP/s", "numpy GFLOP/s"]]  # fmt: skip
+    for name, shape, kind, flops in cases(args.quick):
+        t = {lib: best_time(make(kind, shape, lib, torch, rng), min_time=0.3, repeat=5)
+             for lib in ("ndplane", "numpy") + (("torch",) if torch else ())}  # fmt: skip
+        rows.append([f"{name} {shape}", f"{t['ndplane'] * 1e3:.3f}", f"{t['numpy'] * 1e3:.3f}",
+                     f"{t['torch'] * 1e3:.3f}" if torch else "-", ratio(t["ndplane"], t["numpy"]),
+                     ratio(t["ndplane"], t.get("torch")),
+                     f"{flops / t['ndplane'] / 1e9:.1f}" if flops else "",
+                     f"{flops / t['numpy'] / 1e9:.1f}" if flops else ""])  # fmt: skip
+    print_table(rows)
+    print()
+    rows = [["small op", "ndplane us", "numpy us", "torch us", "nd/numpy", "nd/torch"]]
+    for name, fns in latency_rows(torch):
+        t = {lib: best_time(fn) for lib, fn in fns.items()}
+        rows.append([name, f"{t['ndplane'] * 1e6:.2f}", f"{t['numpy'] * 1e6:.2f}",
+                     f"{t['torch'] * 1e6:.2f}" if "torch" in t else "-",
+                     ratio(t["ndplane"], t["numpy"]), ratio(t["ndplane"], t.get("torch"))])  # fmt: skip
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()
