@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-PAGES = ["getting-started.md", "architecture.md", "backend-authors.md"]
+PAGES = ["getting-started.md", "architecture.md", "backend-authors.md", "autograd-and-nn.md"]
 
 
 @pytest.mark.parametrize("page", PAGES)
