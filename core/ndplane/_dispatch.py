@@ -396,6 +396,42 @@ def _binary(op: str, a: Any, b: Any) -> Array:
     return out
 
 
+def binary_inplace(op: str, target: Array, other: Any) -> bool:
+    """``target = op(target, other)`` straight into ``target``'s memory, when the backend declares
+    ``inplace`` and nothing changes shape or dtype; returns False (nothing done) otherwise."""
+    st = target._storage
+    backend = st.backend
+    r = target._ref
+    if "inplace" not in backend.capabilities or not r.contiguous:
+        return False
+    if type(other) is _ARRAY:
+        if other._storage.device is not st.device or other.requires_grad:
+            return False
+        dt = r.dtype if other.dtype is r.dtype else _dtypes.PROMOTION_TABLE.get((r.dtype, other.dtype))
+    elif isinstance(other, _SCALARS):
+        dt = _dtypes.scalar_result_dtype(r.dtype, other, None)
+    else:
+        return False
+    if dt is not r.dtype:
+        return False
+    path, compute, result = plan(st.device, op, dt)
+    if path != NATIVE or compute is not r.dtype or result is not r.dtype:
+        return False
+    if type(other) is _ARRAY:
+        if _layout.broadcast_shapes(r.shape, other.shape, name=op) != r.shape:
+            return False
+        keep: list[Array] = []
+        if other._storage is st and other._ref is not r and _overlaps(other._ref, r):
+            other = copy_of(other)
+        xb = operand(other, r.shape, backend, op, keep)
+    else:
+        xb = _dtypes.python_scalar(other, compute, op)
+    if r.size:
+        backend.binary(op, r, xb, r)
+    st.version += 1
+    return True
+
+
 def where(cond: Array, a: Array, b: Array) -> Array:
     dev = same_device("where", cond, a, b)
     if cond.dtype is not _dtypes.bool:

@@ -42,7 +42,7 @@ ALL_OPS = UNARY_OPS | BINARY_OPS | REDUCE_OPS | SCAN_OPS | KERNEL_OPS
 STRIDED = "strided"
 """Compute kernels accept arbitrary strides (0 and negative included); see the guide."""
 INPLACE = "inplace"
-"""``out`` of a compute kernel may alias an input of the same layout."""
+"""``binary``'s ``out`` may be one of its inputs (the same Ref): ``x += y`` runs with no copy."""
 HOST_RESIDENT = "host"
 """Buffers live in host memory, so ``numpy.asarray(x)`` may share them."""
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 import ndplane
-from ndplane.backend import ALL_OPS, HOST_RESIDENT, STRIDED, Backend, BackendSpec, Ref, hookimpl
+from ndplane.backend import ALL_OPS, HOST_RESIDENT, INPLACE, STRIDED, Backend, BackendSpec, Ref, hookimpl
 from ndplane.backend import reference as K
 from ndplane.backend.ops import FFT, FFT_OPS, LINALG, LINALG_OPS
 
@@ -53,7 +53,8 @@ class NumpyBackend(Backend):
         self.index = index
         self.dtypes = dtypes
         self.default_dtypes = dict(default_dtypes or _DEFAULTS_64)
-        self.capabilities = frozenset({STRIDED, HOST_RESIDENT, LINALG, FFT} if strided else {HOST_RESIDENT, LINALG, FFT})
+        base = {HOST_RESIDENT, INPLACE, LINALG, FFT}  # NumPy ufuncs handle out= aliasing an input
+        self.capabilities = frozenset(base | {STRIDED} if strided else base)
         self._buffers = 0
         self._bytes = 0
 
