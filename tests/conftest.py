@@ -7,6 +7,14 @@ import pytest
 import ndplane as nd
 
 
+@pytest.fixture(autouse=True)
+def _reference_default_device():  # type: ignore[no-untyped-def]
+    """Core tests run on the reference backend unless they name a device (a cpu or GPU plugin
+    installed beside it would otherwise become the default)."""
+    with nd.default_device("numpy"):
+        yield
+
+
 @pytest.fixture
 def numpy_device() -> nd.Device:
     return nd.Device("numpy")

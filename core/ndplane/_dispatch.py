@@ -325,22 +325,53 @@ def unary(op: str, x: Array) -> Array:
 
 
 def binary(op: str, a: Any, b: Any) -> Array:
-    # Fast path: two contiguous arrays of one dtype, shape and device, a cached native plan.
-    if type(a) is _ARRAY and type(b) is _ARRAY:
-        ra, rb = a._ref, b._ref
-        st = a._storage
-        if (ra.dtype is rb.dtype and ra.contiguous and rb.contiguous and ra.shape == rb.shape
-                and b._storage.device is st.device and not (a.requires_grad or b.requires_grad)):  # fmt: skip
-            p = st.device._plans.get((op, ra.dtype))
-            if p is not None and p[0] == NATIVE and p[1] is ra.dtype:
-                backend = st.backend
-                size = ra.size
-                nbytes = size * p[2].itemsize
-                out = _new_contiguous(Storage(backend.alloc(nbytes), st.device, backend, nbytes), p[2], ra.shape, size)
-                if size:
-                    backend.binary(op, ra, rb, out._ref)
-                return out
-    return _binary(op, a, b)
+    """``op(a, b)`` elementwise; either operand may be a Python scalar."""
+    return _FAST_BINARY[op](a, b) if op in _FAST_BINARY else _binary(op, a, b)
+
+
+def fast_binary(op: str, operator: bool = False) -> Callable[[Any, Any], Any]:
+    """``op`` as a function of two operands with the hot path inline in one frame.
+
+    The fast path: two contiguous arrays of one dtype, shape and device, no gradient, and a
+    cached native plan -- then it is an allocation and one kernel call. Everything else takes
+    :func:`_binary`. With ``operator``, an unsupported operand type returns NotImplemented.
+    """
+    slow = _binary
+    array, ref_new, storage, native = _ARRAY, Ref, Storage, NATIVE
+    scalars = _SCALARS
+
+    def fn(a: Any, b: Any) -> Any:
+        if type(a) is array and type(b) is array:
+            ra, rb = a._ref, b._ref
+            st = a._storage
+            if (ra.dtype is rb.dtype and ra.contiguous and rb.contiguous and ra.shape == rb.shape
+                    and b._storage.device is st.device and not (a.requires_grad or b.requires_grad)):  # fmt: skip
+                dev = st.device
+                p = dev._plans.get((op, ra.dtype))
+                if p is not None and p[0] == native and p[1] is ra.dtype:
+                    backend = st.backend
+                    size = ra.size
+                    result = p[2]
+                    nbytes = size * result.itemsize
+                    out = object.__new__(array)
+                    buf = backend.alloc(nbytes)
+                    out._storage = storage(buf, dev, backend, nbytes)
+                    out._ref = ref = ref_new(buf, result, ra.shape, ra.strides, 0, size, True)
+                    out._node = None
+                    out.requires_grad = False
+                    out.grad = None
+                    if size:
+                        backend.binary(op, ra, rb, ref)
+                    return out
+        elif operator and not (type(b) is array or isinstance(b, scalars)):
+            return NotImplemented
+        return slow(op, a, b)
+
+    fn.__name__ = fn.__qualname__ = op
+    return fn
+
+
+_FAST_BINARY: dict[str, Callable[[Any, Any], Any]] = {}
 
 
 def _binary(op: str, a: Any, b: Any) -> Array:
@@ -723,7 +754,8 @@ def linalg(op: str, inputs: tuple[Array, ...],
     if _kernel_path(backend, op, dtype) == NATIVE:
         backend.linalg(op, refs, orefs)
         return outs
-    _host_allowed(backend, op, dtype)
+    if op not in getattr(backend, "host_ops", ()):
+        _host_allowed(backend, op, dtype)
     host_out = tuple(np.empty(r.shape, r.dtype.dtype) for r in orefs)
     reference.linalg(op, tuple(np.array(backend.to_host(r), copy=True) for r in refs), host_out)
     for r, h in zip(orefs, host_out):
@@ -744,5 +776,12 @@ def fft(op: str, x: Array, shape: tuple[int, ...], dtype: _dtypes.DType, norm: s
         src = Ref(c._ref.buffer, x.dtype, (m, n), (n, 1), c._ref.offset, m * n, True)
         k = shape[-1]
         dst = Ref(out._ref.buffer, dtype, (m, k), (k, 1), 0, m * k, True)
-        run(backend, _kernel_path(backend, op, x.dtype), "fft", op, x.dtype, (src, dst, norm), (1,))
+        if _kernel_path(backend, op, x.dtype) == NATIVE:
+            backend.fft(op, src, dst, norm)
+            return out
+        if op not in getattr(backend, "host_ops", ()):
+            _host_allowed(backend, op, x.dtype)
+        host_out = np.empty((m, k), dtype.dtype)
+        reference.fft(op, np.array(backend.to_host(src), copy=True), host_out, norm)
+        write_host(backend, dst, host_out)
     return out

@@ -149,10 +149,12 @@ def _make_unary(op: str, summary: str) -> Callable[[Array], Array]:
 
 
 def _make_binary(op: str, summary: str) -> Callable[[Operand, Operand], Array]:
-    binary = _SPECIAL_BINARY.get(op, _dispatch.binary)
-
-    def fn(x1: Operand, x2: Operand, /) -> Array:
-        return binary(op, x1, x2)
+    special = _SPECIAL_BINARY.get(op)
+    if special is None:
+        fn = _dispatch._FAST_BINARY[op] = _dispatch.fast_binary(op)
+    else:
+        def fn(x1: Operand, x2: Operand, /) -> Array:
+            return special(op, x1, x2)
 
     fn.__name__ = fn.__qualname__ = op
     fn.__doc__ = (
@@ -211,7 +213,18 @@ def _sign(op: str, x: Array) -> Array:
     return _dispatch.where(_dispatch.binary("equal", x, 0), _dispatch.binary("subtract", out, out), out)
 
 
-_SPECIAL_UNARY: dict[str, Callable[[str, Array], Array]] = {"expm1": _expm1, "sign": _sign}
+def _tanh(op: str, x: Array) -> Array:
+    # NOTE: tanh(+-inf + yj) for finite y is +-1 + 0j in the standard; C99 (and NumPy) give the
+    # zero the sign of sin(2y).
+    out = _dispatch.unary(op, x)
+    if x.dtype.kind != "complex":
+        return out
+    re, im = _dispatch.unary("real", x), _dispatch.unary("imag", x)
+    edge = _dispatch.binary("logical_and", _dispatch.unary("isinf", re), _dispatch.unary("isfinite", im))
+    return _dispatch.where(edge, _dispatch.cast(_dispatch.unary("sign", re), x.dtype), out)
+
+
+_SPECIAL_UNARY: dict[str, Callable[[str, Array], Array]] = {"expm1": _expm1, "sign": _sign, "tanh": _tanh}
 _SPECIAL_BINARY: dict[str, Callable[[str, Any, Any], Array]] = {"floor_divide": _floor_divide}
 
 _g = globals()
@@ -333,7 +346,9 @@ def _operand_ok(other: Any) -> bool:
 
 
 def _forward(op: str) -> Callable[[Array, Any], Any]:
-    binary = _SPECIAL_BINARY.get(op, _dispatch.binary)
+    if op not in _SPECIAL_BINARY:
+        return _dispatch.fast_binary(op, operator=True)
+    binary = _SPECIAL_BINARY[op]
 
     def method(self: Array, other: Any) -> Any:
         if type(other) is not Array and not _operand_ok(other):
