@@ -78,6 +78,7 @@ class Generator:
         dt = dev.backend.default_dtypes["real floating"] if dtype is None else as_dtype(dtype, "random")
         if dt.kind != "float":
             raise TypeError(f"random: dtype must be a real floating dtype; got {dt.name}.")
+        _dispatch.check_dtype(dev, dt, "random")  # NOTE: before any bits are drawn
         dims = _shape(shape)
         n = _layout.prod(dims)
         binary, cast = _dispatch.binary, _dispatch.cast
@@ -146,6 +147,7 @@ class Generator:
         dt = dev.backend.default_dtypes["integral"] if dtype is None else as_dtype(dtype, "integers")
         if dt.kind not in ("int", "uint"):
             raise TypeError(f"integers: dtype must be an integer dtype; got {dt.name}.")
+        _dispatch.check_dtype(dev, dt, "integers")  # NOTE: before any bits are drawn
         info_lo, info_hi = np.iinfo(dt.dtype).min, np.iinfo(dt.dtype).max
         if low < info_lo or high - 1 > info_hi:
             raise ValueError(f"integers: [{low}, {high}) does not fit in {dt.name}.")

@@ -163,6 +163,11 @@ def std(
     >>> nd.std(nd.asarray([1.0, 3.0]))
     Array(1., dtype=float64, device='numpy:0')
     """
+    # NOTE: check here so errors name std, not the var it is computed with.
+    _check("std", x)
+    if x.dtype.kind == "complex":
+        raise TypeError(f"std: only real dtypes are allowed; got {x.dtype.name}.")
+    _layout.normalize_axes(axis, x.ndim, "std")
     return _dispatch.unary("sqrt", var(x, axis=axis, correction=correction, keepdims=keepdims))
 
 

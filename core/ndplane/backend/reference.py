@@ -146,11 +146,14 @@ def sort(
 ) -> None:
     kind = "stable" if stable else None
     if indices_out is None:
-        # NOTE: values alone do not show stability (ties are equal values; -0.0 == 0.0), so the
-        # faster unstable sort serves both; descending is the reverse, which puts NaNs first.
-        v = np.sort(x, axis=-1)
-        np.copyto(values_out, v[..., ::-1] if descending else v)
-        return
+        # NOTE: sorted values show stability only through -0.0 and 0.0 (equal, distinguishable),
+        # so the much faster unstable sort serves unless such ties exist. Descending is the
+        # reverse, which puts NaNs first.
+        tie_visible = stable and x.dtype.kind in "fc" and bool((x == 0).any())
+        if not (tie_visible and descending):
+            v = np.sort(x, axis=-1, kind="stable" if tie_visible else None)
+            np.copyto(values_out, v[..., ::-1] if descending else v)
+            return
     if descending:
         # NOTE: sorting the reversed rows and reversing back keeps equal elements in input order.
         n = x.shape[-1]

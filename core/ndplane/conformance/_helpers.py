@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Callable, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from hypothesis import HealthCheck, settings
@@ -71,7 +72,13 @@ def skip_unless(device: nd.Device, dtype_name: str) -> nd.DType:
 
 
 def default(device: nd.Device, kind: str) -> nd.DType:
-    return device.backend.default_dtypes[kind]
+    """The device's default dtype of ``kind``; skips the test when it has none (no complex)."""
+    dtype = device.backend.default_dtypes.get(kind)
+    if dtype is None:
+        import pytest
+
+        pytest.skip(f"{device} has no default {kind} dtype")
+    return dtype
 
 
 def np_dtype(dtype: nd.DType) -> np.dtype:
@@ -81,6 +88,7 @@ def np_dtype(dtype: nd.DType) -> np.dtype:
 def other_device(device: nd.Device) -> nd.Device:
     """A second device to mix with ``device``: another index of its backend, else numpy:0."""
     import pytest
+
     from ndplane.backend import plugins
 
     spec = plugins.backend_specs().get(device.kind)
@@ -110,14 +118,16 @@ class Values:
     strategy costs milliseconds per array, which the suite's time budget cannot pay.
     """
 
-    __slots__ = ("lo", "hi", "special", "nonzero", "grid")
+    __slots__ = ("grid", "hi", "lo", "nonzero", "special")
 
     def __init__(self, lo: float | None = None, hi: float | None = None, *, special: bool = True,
                  nonzero: bool = False, grid: float | None = None) -> None:  # fmt: skip
         self.lo, self.hi, self.special, self.nonzero, self.grid = lo, hi, special, nonzero, grid
 
     def __repr__(self) -> str:
-        return f"Values({self.lo}, {self.hi}, special={self.special}, nonzero={self.nonzero}, grid={self.grid})"
+        return (
+            f"Values({self.lo}, {self.hi}, special={self.special}, nonzero={self.nonzero}, grid={self.grid})"
+        )
 
     def sample(self, rng: np.random.Generator, dtype: nd.DType, shape: tuple[int, ...]) -> np.ndarray:
         t = np_dtype(dtype)
@@ -142,12 +152,14 @@ class Values:
         small = rng.integers(max(lo, -3), min(hi, 3), size=shape, dtype=wide, endpoint=True)
         out = np.where(pick < 0.3, small, out)
         out = np.where(pick > 0.95, np.asarray(hi, wide), np.where(pick > 0.9, np.asarray(lo, wide), out))
-        out = out.astype(t)
+        out = np.asarray(out).astype(t)
         if self.nonzero:
             out[out == 0] = 1 if lo <= 1 <= hi else (lo if lo != 0 else hi)
         return out
 
-    def _floats(self, rng: np.random.Generator, t: np.dtype, shape: tuple[int, ...], special: bool) -> np.ndarray:
+    def _floats(
+        self, rng: np.random.Generator, t: np.dtype, shape: tuple[int, ...], special: bool
+    ) -> np.ndarray:
         lo = -100.0 if self.lo is None else float(self.lo)
         hi = 100.0 if self.hi is None else float(self.hi)
         if self.grid:
@@ -159,7 +171,7 @@ class Values:
             out = np.where(pick < 0.2, np.clip(np.round(out * 2) / 2, lo, hi), out)
             out = np.where(pick > 0.9, np.clip(rng.uniform(-1, 1, size=shape), lo, hi), out)
         with np.errstate(all="ignore"):
-            out = out.astype(t)
+            out = np.asarray(out).astype(t)
         tiny = np.finfo(t).tiny
         out[np.abs(out) < tiny] = 0
         if special:
@@ -168,15 +180,6 @@ class Values:
         if self.nonzero:
             out[out == 0] = 1
         return out
-
-
-def values_strategy(dtype: nd.DType, shape: tuple[int, ...], values: Values | None = None) -> st.SearchStrategy:
-    values = values or Values()
-
-    def make(seed: int) -> np.ndarray:
-        return np.asarray(values.sample(np.random.default_rng(seed), dtype, shape))
-
-    return st.integers(0, 2**32 - 1).map(make)
 
 
 # ---------------------------------------------------------------------------
@@ -210,7 +213,7 @@ def mutually_broadcastable(shape: tuple[int, ...]) -> st.SearchStrategy:
 # ---------------------------------------------------------------------------
 # layouts: the same view ops on an ndplane array and its NumPy reference
 # ---------------------------------------------------------------------------
-LAYOUTS = ("contiguous", "permute", "step", "negative step", "flip", "offset", "int index")
+LAYOUTS = ("contiguous", "permute", "step", "negative step", "flip", "offset", "int index", "broadcast")
 
 
 def _garbage(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -220,81 +223,158 @@ def _garbage(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     return np.full(shape, 7, dtype)
 
 
-def _wrap_one(draw: Any, values: np.ndarray) -> tuple[np.ndarray, Callable[[Any, Any], Any], str]:
-    """One view op: a base array and a view function with ``view(base) == values``."""
-    shape = values.shape
-    ndim = values.ndim
-    choices = ["contiguous", "offset", "int index"]
-    if ndim >= 1:
-        choices += ["step", "negative step", "flip"]
-    if ndim >= 2:
-        choices += ["permute"]
+class _NP:
+    """The view ops of a layout, spelled for NumPy arrays."""
+
+    permute_dims = staticmethod(lambda x, perm: np.transpose(x, perm))
+    flip = staticmethod(lambda x, axis: np.flip(x, axis=axis))
+
+
+@st.composite
+def _view_op(draw: Any, shape: tuple[int, ...]) -> tuple[Any, ...]:
+    """One view op producing ``shape``, as a tuple ``(kind, *params)``."""
+    ndim = len(shape)
+    choices = ["offset", "int index"] + (["step", "negative step", "flip"] if ndim else [])
+    choices += ["permute"] if ndim >= 2 else []
     kind = draw(st.sampled_from(choices))
-    if kind == "contiguous":
-        return values, lambda m, x: x, kind
     if kind == "permute":
-        perm = tuple(draw(st.permutations(range(ndim))))
-        base = np.ascontiguousarray(values.transpose(np.argsort(perm)))
-        return base, lambda m, x: m.permute_dims(x, perm), kind
+        return (kind, tuple(draw(st.permutations(range(ndim)))))
     if kind == "flip":
-        axes = tuple(sorted(draw(st.sets(st.integers(0, ndim - 1), min_size=1))))
-        base = np.ascontiguousarray(np.flip(values, axis=axes))
-        return base, lambda m, x: m.flip(x, axis=axes), kind
+        return (kind, tuple(sorted(draw(st.sets(st.integers(0, ndim - 1), min_size=1)))))
     if kind == "offset":
-        if ndim == 0:
-            base = np.stack([_garbage((), values.dtype), values])
-            return base, lambda m, x: x[1], kind
-        base = np.concatenate([_garbage((1,) + shape[1:], values.dtype), values], axis=0)
-        return base, lambda m, x: x[1:], kind
+        return (kind,)
     if kind == "int index":
-        pos = draw(st.integers(0, ndim))
-        base = np.stack([_garbage(shape, values.dtype), values], axis=pos)
-        key = (slice(None),) * pos + (-1,)
-        return base, lambda m, x: x[key], kind
-    axis = draw(st.integers(0, ndim - 1))
-    step = draw(st.integers(2, 3))
-    start = draw(st.integers(0, 1))
-    n = shape[axis]
+        return (kind, draw(st.integers(0, ndim)))
+    return (kind, draw(st.integers(0, ndim - 1)), draw(st.integers(2, 3)), draw(st.integers(0, 1)))
+
+
+def _step_key(op: tuple[Any, ...], n: int) -> tuple[tuple[slice, ...], int]:
+    kind, axis, step, start = op
     length = start + n * step
-    base = _garbage(shape[:axis] + (length,) + shape[axis + 1 :], values.dtype)
-    pre = (slice(None),) * axis
     if kind == "step":
-        key = pre + (slice(start, start + n * step, step),)
-    else:  # negative step: elements at length-1-start, length-1-start-step, ...
-        key = pre + (slice(length - 1 - start, None, -step) if n else slice(0, 0, -step),)
+        key = slice(start, start + n * step, step)
+    else:  # elements at length-1-start, length-1-start-step, ...
+        key = slice(length - 1 - start, None, -step) if n else slice(0, 0, -step)
+    return (slice(None),) * axis + (key,), length
+
+
+def _base_of(op: tuple[Any, ...], values: np.ndarray) -> np.ndarray:
+    """A contiguous array that ``op`` views as ``values``."""
+    kind, shape = op[0], values.shape
+    if kind == "permute":
+        return np.ascontiguousarray(values.transpose(np.argsort(op[1])))
+    if kind == "flip":
+        return np.ascontiguousarray(np.flip(values, axis=op[1]))
+    if kind == "offset":
+        if not shape:
+            return np.stack([_garbage((), values.dtype), values])
+        return np.concatenate([_garbage((1, *shape[1:]), values.dtype), values], axis=0)
+    if kind == "int index":
+        return np.stack([_garbage(shape, values.dtype), values], axis=op[1])
+    axis = op[1]
+    key, length = _step_key(op, shape[axis])
+    base = _garbage((*shape[:axis], length, *shape[axis + 1 :]), values.dtype)
     base[key] = values
-    return base, lambda m, x: x[key], kind
+    return base
 
 
-def _build(draw: Any, values: np.ndarray, depth: int) -> tuple[np.ndarray, Callable[[Any, Any], Any], list[str]]:
-    """A contiguous base plus a chain of view ops that turns it into ``values``."""
-    if depth == 0:
-        return values, lambda m, x: x, []
-    base, view, kind = _wrap_one(draw, values)
-    if kind == "contiguous":
-        return values, view, []
-    inner_base, inner_view, kinds = _build(draw, base, depth - 1)
-    return inner_base, lambda m, x: view(m, inner_view(m, x)), kinds + [kind]
+def _base_shape(op: tuple[Any, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    return _base_of(op, np.zeros(shape, np.int8)).shape
 
 
-def _np_namespace() -> Any:
-    class NP:
-        permute_dims = staticmethod(lambda x, perm: np.transpose(x, perm))
-        flip = staticmethod(lambda x, axis: np.flip(x, axis=axis))
+class Layout:
+    """A drawn layout for arrays of one shape: a broadcast, a chain of view ops, a value seed.
 
-    return NP
+    ``build(device, dtype)`` makes an ndplane array of that layout and its NumPy reference;
+    one layout serves every dtype, so a test draws it once and checks all dtypes.
+    """
+
+    __slots__ = ("ops", "seed", "shape", "small")
+
+    def __init__(self, shape: tuple[int, ...], small: tuple[int, ...], ops: list[tuple[Any, ...]], seed: int):
+        self.shape, self.small, self.ops, self.seed = shape, small, ops, seed
+
+    def __repr__(self) -> str:
+        kinds = [op[0] for op in self.ops] + (["broadcast"] if self.small != self.shape else [])
+        return f"Layout(shape={self.shape}, views={self.ops}, broadcast_from={self.small}, seed={self.seed}, kinds={kinds})"
+
+    @property
+    def kinds(self) -> list[str]:
+        return [op[0] for op in self.ops] + (["broadcast"] if self.small != self.shape else []) or [
+            "contiguous"
+        ]
+
+    def build(
+        self, device: nd.Device, dtype: nd.DType, values: Values | None = None, data: np.ndarray | None = None
+    ) -> Drawn:
+        if data is None:
+            data = (values or Values()).sample(np.random.default_rng(self.seed), dtype, self.small)
+        data = np.asarray(data, np_dtype(dtype))
+        bases = [data]
+        for op in self.ops:
+            bases.append(_base_of(op, bases[-1]))
+        x = nd.asarray(bases[-1], device=device)
+        ref = bases[-1]
+        for op in reversed(self.ops):
+            x = _apply(op, nd, x)
+            ref = np.asarray(_apply(op, _NP, ref))
+        if self.small != self.shape:
+            x = nd.broadcast_to(x, self.shape)
+            ref = np.broadcast_to(ref, self.shape)
+        assert ref.shape == self.shape and x.shape == self.shape, (ref.shape, x.shape, self.shape)
+        return Drawn(x, ref, self.kinds)
+
+
+def _apply(op: tuple[Any, ...], m: Any, x: Any) -> Any:
+    kind = op[0]
+    if kind == "permute":
+        return m.permute_dims(x, op[1])
+    if kind == "flip":
+        return m.flip(x, axis=op[1])
+    if kind == "offset":
+        return x[1] if x.ndim == 1 and op[-1] == "0d" else x[1:]
+    if kind == "int index":
+        return x[(slice(None),) * op[1] + (-1,)]
+    n = (x.shape[op[1]] - op[3]) // op[2]
+    key, _ = _step_key(op, n)
+    return x[key]
+
+
+@st.composite
+def layouts(draw: Any, shape: tuple[int, ...] | st.SearchStrategy | None = None, *, broadcast: bool = True,
+            depth: int = 2) -> Layout:  # fmt: skip
+    """A :class:`Layout`: 0-d, empty, size-1 and up to 4-D shapes; views chained up to ``depth``."""
+    if shape is None:
+        shape = shapes()
+    if isinstance(shape, st.SearchStrategy):
+        shape = draw(shape)
+    shape = tuple(shape)
+    small = shape
+    if broadcast and shape and draw(st.integers(0, 4)) == 0:
+        small = draw(broadcastable_shape(shape))
+    ops: list[tuple[Any, ...]] = []
+    current = small
+    for _ in range(draw(st.integers(0, depth))):
+        op = draw(_view_op(current))
+        if op[0] == "offset" and not current:
+            op = (*op, "0d")
+        ops.append(op)
+        current = _base_shape(op, current)
+    return Layout(shape, small, ops, draw(st.integers(0, 2**32 - 1)))
 
 
 class Drawn:
     """An ndplane array with a drawn layout and the NumPy array of the same view."""
 
-    __slots__ = ("x", "ref", "layout")
+    __slots__ = ("layout", "ref", "x")
 
     def __init__(self, x: nd.Array, ref: np.ndarray, layout: list[str]) -> None:
         self.x, self.ref, self.layout = x, ref, layout
 
     def __repr__(self) -> str:
-        return f"Drawn(layout={self.layout}, shape={self.ref.shape}, dtype={self.ref.dtype}, ref={self.ref!r})"
+        return (
+            f"Drawn(layout={self.layout}, shape={self.ref.shape}, dtype={self.ref.dtype}, ref={self.ref!r})"
+        )
 
 
 @st.composite
@@ -307,24 +387,7 @@ def arrays(
     Layouts: contiguous, transposed, sliced with steps, negative strides, flipped,
     offset, integer-indexed out of a bigger array, broadcast (stride 0), and chains.
     """
-    if shape is None:
-        shape = shapes()
-    if isinstance(shape, st.SearchStrategy):
-        shape = draw(shape)
-    shape = tuple(shape)
-    small = shape
-    if broadcast and shape and draw(st.integers(0, 4)) == 0:
-        small = draw(broadcastable_shape(shape))
-    data = draw(values_strategy(dtype, small, values))
-    base, view, kinds = _build(draw, data, depth)
-    x = view(nd, nd.asarray(base, device=device))
-    ref = np.asarray(view(_np_namespace(), base))
-    if small != shape:
-        x = nd.broadcast_to(x, shape)
-        ref = np.broadcast_to(ref, shape)
-        kinds = kinds + ["broadcast"]
-    assert ref.shape == shape and x.shape == shape, (ref.shape, x.shape, shape)
-    return Drawn(x, ref, kinds or ["contiguous"])
+    return draw(layouts(shape, broadcast=broadcast, depth=depth)).build(device, dtype, values)
 
 
 # ---------------------------------------------------------------------------
@@ -379,7 +442,11 @@ def assert_values(
                 f"{msg}values differ at {bad.tolist()}:\n got {actual!r}\n expected {expected!r}"
             )
         return
-    parts = [(actual.real, expected.real), (actual.imag, expected.imag)] if kind == "complex" else [(actual, expected)]
+    parts = (
+        [(actual.real, expected.real), (actual.imag, expected.imag)]
+        if kind == "complex"
+        else [(actual, expected)]
+    )
     rtol, atol = tol or TOLERANCE[dtype]
     rtol, atol = rtol * scale, atol * scale
     for a, e in parts:
@@ -394,7 +461,9 @@ def assert_values(
             elif kind == "complex":
                 mag = np.abs(expected.astype(np.complex128))
                 mag = np.broadcast_to(mag, e64.shape) if mag.shape != e64.shape else mag
-                close = np.where(finite, np.abs(a64 - e64) <= atol + rtol * np.maximum(mag, np.abs(e64)), True)
+                close = np.where(
+                    finite, np.abs(a64 - e64) <= atol + rtol * np.maximum(mag, np.abs(e64)), True
+                )
             else:
                 close = np.where(finite, np.abs(a64 - e64) <= atol + rtol * np.abs(e64), True)
             ok = nan_ok & inf_ok & close

@@ -1,0 +1,191 @@
+"""Creation, host round trips, dtypes (astype, unsupported dtypes) and devices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+import ndplane as nd
+from ndplane.backend import ops
+from ndplane.conformance import _helpers as h
+
+ALL_NAMES = [d.name for d in nd.ALL_DTYPES]
+
+
+def test_backend_description(device: nd.Device) -> None:
+    """The description attributes the protocol asks for, and consistent default dtypes."""
+    b = device.backend
+    assert b.name == device.kind
+    assert b.protocol_version == ops.PROTOCOL_VERSION
+    assert b.dtypes and set(b.dtypes) <= set(nd.ALL_DTYPES)
+    assert nd.bool in b.dtypes
+    for kind in ("real floating", "integral", "indexing"):
+        assert b.default_dtypes[kind] in b.dtypes, f"default {kind} dtype is not supported"
+    assert b.default_dtypes["real floating"].kind == "float"
+    assert b.default_dtypes["integral"].kind == "int"
+    assert b.default_dtypes["indexing"].kind == "int"
+    if b.default_dtypes.get("complex floating") is not None and h.supported(device, ("complex",)):
+        assert b.default_dtypes["complex floating"] in b.dtypes
+    assert set(b.capabilities) <= set(ops.CAPABILITIES) | {
+        c for c in b.capabilities if ":" in c or c in ("fft", "linalg")
+    }
+    known = set().union(*(v for v in vars(ops).values() if isinstance(v, frozenset)))
+    assert set(b.ops) <= known | {o for o in b.ops if ":" in o}, set(b.ops) - known
+    stats = b.memory_stats()
+    assert set(stats) >= {"buffers", "bytes"} and all(isinstance(v, int) for v in stats.values())
+    assert device in nd.devices()
+
+
+@pytest.mark.parametrize("dtype_name", ALL_NAMES)
+@h.hyp()
+@given(layout=h.layouts())
+def test_round_trip(device: nd.Device, dtype_name: str, layout: h.Layout) -> None:
+    """NumPy -> device -> NumPy keeps every value bit for bit, from any layout (to_numpy copies)."""
+    dtype = h.skip_unless(device, dtype_name)
+    a = layout.build(device, dtype)
+    h.assert_same(a.x, a.ref, dtype, exact=True, signed_zeros=True)
+    got = a.x.to_numpy()
+    assert got.flags.c_contiguous and got.flags.writeable, "to_numpy() must return a C-contiguous copy"
+
+
+def test_asarray_python_data_gets_default_dtypes(device: nd.Device) -> None:
+    defaults = device.backend.default_dtypes
+    assert nd.asarray([1, 2], device=device).dtype is defaults["integral"]
+    assert nd.asarray([1.5], device=device).dtype is defaults["real floating"]
+    assert nd.asarray(True, device=device).dtype is nd.bool
+    x = nd.asarray([[1, 2], [3, 4]], device=device)
+    assert x.device == device and x.shape == (2, 2) and x.tolist() == [[1, 2], [3, 4]]
+    y = nd.asarray(x, copy=True)
+    assert y._storage is not x._storage
+    assert nd.asarray(x) is x
+
+
+def test_creation_functions(device: nd.Device) -> None:
+    fdt = h.default(device, "real floating")
+    idt = h.default(device, "integral")
+    checks = [
+        (nd.zeros((2, 0, 3), device=device), np.zeros((2, 0, 3)), fdt),
+        (nd.ones((3,), device=device), np.ones(3), fdt),
+        (nd.full((2, 2), 7, device=device), np.full((2, 2), 7), idt),
+        (nd.full((), -0.0, device=device), np.full((), -0.0), fdt),
+        (nd.arange(5, device=device), np.arange(5), idt),
+        (nd.arange(1, -5, -2, device=device), np.arange(1, -5, -2), idt),
+        (nd.arange(0.0, 1.0, 0.25, device=device), np.arange(0.0, 1.0, 0.25), fdt),
+        (nd.linspace(0, 1, 5, device=device), np.linspace(0, 1, 5), fdt),
+        (nd.eye(3, 4, k=1, device=device), np.eye(3, 4, k=1), fdt),
+        (nd.eye(2, k=-1, device=device), np.eye(2, k=-1), fdt),
+    ]
+    for got, expected, dtype in checks:
+        assert got.device == device
+        h.assert_same(got, expected.astype(h.np_dtype(dtype)), dtype, exact=True, signed_zeros=True)
+    x = nd.asarray(np.arange(6.0).reshape(2, 3).astype(h.np_dtype(fdt)), device=device)
+    for fn, ref in ((nd.zeros_like, np.zeros_like), (nd.ones_like, np.ones_like)):
+        h.assert_same(fn(x.T), ref(x.to_numpy().T), fdt)
+    h.assert_same(nd.full_like(x, 2), np.full((2, 3), 2.0), fdt)
+    assert nd.empty_like(x).shape == (2, 3) and nd.empty((0,), device=device).size == 0
+    for dtype in h.supported(device):
+        z = nd.zeros((2,), dtype=dtype, device=device)
+        h.assert_same(z, np.zeros(2, h.np_dtype(dtype)), dtype)
+        h.assert_same(nd.ones((2,), dtype=dtype, device=device), np.ones(2, h.np_dtype(dtype)), dtype)
+
+
+@pytest.mark.parametrize("dtype_name", ALL_NAMES)
+def test_unsupported_dtype_raises_before_any_work(device: nd.Device, dtype_name: str) -> None:
+    """Every way to ask for a dtype the backend lacks raises UnsupportedDTypeError naming it,
+    before any kernel or allocation runs."""
+    dtype = h.BY_NAME[dtype_name]
+    if dtype in device.backend.dtypes:
+        pytest.skip(f"{device} supports {dtype_name}")
+    host = np.zeros(3, h.np_dtype(dtype))
+    x = nd.zeros((3,), dtype=h.default(device, "integral"), device=device)
+    attempts = [
+        lambda: nd.asarray(host, device=device), lambda: nd.asarray([1, 2], dtype=dtype, device=device),
+        lambda: nd.zeros((2,), dtype=dtype, device=device), lambda: nd.ones(2, dtype=dtype, device=device),
+        lambda: nd.empty((2,), dtype=dtype, device=device), lambda: nd.full((2,), 1, dtype=dtype, device=device),
+        lambda: nd.astype(x, dtype), lambda: nd.zeros_like(x, dtype=dtype),
+    ]  # fmt: skip
+    if dtype.kind in ("int", "uint"):
+        attempts.append(lambda: nd.arange(3, dtype=dtype, device=device))
+        attempts.append(lambda: nd.random.default_rng(0).integers(0, 5, (2,), dtype=dtype, device=device))
+    if dtype.kind == "float":
+        attempts.append(lambda: nd.random.default_rng(0).random((2,), dtype=dtype, device=device))
+        attempts.append(lambda: nd.linspace(0, 1, 3, dtype=dtype, device=device))
+    if dtype.kind in ("int", "uint", "float"):
+        attempts.append(lambda: nd.sum(x, dtype=dtype))
+    for attempt in attempts:
+        with h.KernelSpy(device) as spy, pytest.raises(nd.UnsupportedDTypeError, match=dtype_name):
+            attempt()
+        computed = [c for c in spy.calls if c not in ("alloc", "from_host")]
+        assert not computed and not spy.calls, f"kernels ran before the error: {spy.calls}"
+
+
+# ---------------------------------------------------------------------------
+# astype
+# ---------------------------------------------------------------------------
+
+
+def _cast_mask(src: np.ndarray, target: np.dtype) -> np.ndarray | None:
+    """Elements whose conversion is defined: float -> int only for finite, in-range values."""
+    if src.dtype.kind not in "fc" or target.kind not in "iu":
+        return None
+    real = src.real if src.dtype.kind == "c" else src
+    info = np.iinfo(target)
+    with np.errstate(all="ignore"):
+        t = np.trunc(real.astype(np.float64))
+        return np.isfinite(t) & (t >= info.min) & (t <= info.max)
+
+
+@pytest.mark.parametrize("src_name", ALL_NAMES)
+@h.hyp()
+@given(layout=h.layouts(h.shapes(max_dims=3)))
+def test_astype(device: nd.Device, src_name: str, layout: h.Layout) -> None:
+    """To every supported dtype, NumPy's astype semantics (integer narrowing wraps; float -> int
+    compared only where it is defined; complex -> real raises)."""
+    src = h.skip_unless(device, src_name)
+    values = h.Values(-300, 70000) if src.kind in ("int", "uint", "float") else h.Values(-300, 300)
+    a = layout.build(device, src, values)
+    for dst in h.supported(device):
+        if src.kind == "complex" and dst.kind != "complex":
+            with pytest.raises(TypeError, match="astype"):
+                nd.astype(a.x, dst)
+            continue
+        t = h.np_dtype(dst)
+        with np.errstate(all="ignore"):
+            expected = a.ref.astype(t)
+        got = nd.astype(a.x, dst)
+        assert got._storage is not a.x._storage
+        h.assert_same(got, expected, dst, exact=True, signed_zeros=dst.kind == "float",
+                      mask=_cast_mask(a.ref, t), msg=f"astype {src.name} -> {dst.name}: ")  # fmt: skip
+    same = nd.astype(a.x, src, copy=False)
+    assert same is a.x
+
+
+# ---------------------------------------------------------------------------
+# devices
+# ---------------------------------------------------------------------------
+
+
+def test_to_device_round_trip(device: nd.Device) -> None:
+    other = h.other_device(device)
+    for dtype in h.supported(device):
+        if dtype not in other.backend.dtypes:
+            continue
+        host = np.arange(12).reshape(3, 4).astype(h.np_dtype(dtype))
+        x = nd.asarray(host, device=device)
+        y = x.T.to_device(other)
+        assert y.device == other and x.device == device
+        h.assert_same(y, host.T, dtype, exact=True)
+        z = nd.asarray(y, device=device)
+        assert z.device == device
+        h.assert_same(z, host.T, dtype, exact=True)
+        assert x.to_device(device) is x
+        w = nd.astype(x, dtype, device=other)
+        assert w.device == other
+
+
+def test_default_device_context(device: nd.Device) -> None:
+    with nd.default_device(device):
+        assert nd.zeros((2,)).device == device
+        assert nd.asarray([1, 2]).device == device
+        assert nd.arange(3).device == device

@@ -1,0 +1,153 @@
+"""Bad input raises a clear Python exception before any kernel runs; device mixing raises;
+memory returns to its baseline after a workload."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ndplane as nd
+from ndplane.conformance import _helpers as h
+
+
+def _raises_before_kernels(device: nd.Device, exc: Any, match: str, fn: Callable[[], Any],
+                           allowed: tuple[str, ...] = ()) -> None:  # fmt: skip
+    """``fn()`` raises ``exc`` and no compute kernel (except ``allowed`` ones) ran first."""
+    with h.KernelSpy(device) as spy, pytest.raises(exc, match=match):
+        fn()
+    ran = [c for c in spy.calls if c not in ("alloc", *allowed)]
+    assert not ran, f"kernels ran before the error: {spy.calls}"
+
+
+def test_shape_mismatch(device: nd.Device) -> None:
+    a, b = nd.zeros((2, 3), device=device), nd.zeros((4,), device=device)
+    _raises_before_kernels(device, ValueError, "add", lambda: a + b)
+    cond = a > 0
+    _raises_before_kernels(device, ValueError, "where", lambda: nd.where(cond, a, b))
+    _raises_before_kernels(device, ValueError, "matmul", lambda: a @ b)
+    _raises_before_kernels(device, ValueError, "concat", lambda: nd.concat([a, b]))
+    _raises_before_kernels(device, ValueError, "broadcast", lambda: nd.broadcast_to(a, (2, 4)))
+
+
+def test_bad_axis(device: nd.Device) -> None:
+    a = nd.zeros((2, 3), device=device)
+    zero = nd.asarray([0], device=device)
+    for name, fn in [
+        ("sum", lambda: nd.sum(a, axis=2)), ("max", lambda: nd.max(a, axis=-3)),
+        ("argmax", lambda: nd.argmax(a, axis=5)), ("cumulative_sum", lambda: nd.cumulative_sum(a, axis=2)),
+        ("sort", lambda: nd.sort(a, axis=2)), ("take", lambda: nd.take(a, zero, axis=2)),
+        ("flip", lambda: nd.flip(a, axis=3)), ("squeeze", lambda: nd.squeeze(a, axis=4)),
+        ("concat", lambda: nd.concat([a, a], axis=2)), ("stack", lambda: nd.stack([a, a], axis=4)),
+    ]:  # fmt: skip
+        _raises_before_kernels(device, (IndexError, ValueError), name, fn)
+
+
+def test_index_out_of_range(device: nd.Device) -> None:
+    a = nd.zeros((2, 3), device=device)
+    for key in (2, -3, (0, 3), (1, -4), (0, 0, 0)):
+        _raises_before_kernels(device, IndexError, "__getitem__|index", lambda k=key: a[k])
+    with pytest.raises(IndexError):
+        a[0, 3] = 1.0
+    idx = nd.asarray([0, 3], device=device)
+    # NOTE: bounds are checked with min/max reductions over the indices (kernels on the
+    # indices only); no kernel may read the indexed array.
+    _raises_before_kernels(
+        device, IndexError, "take", lambda: nd.take(a, idx, axis=1), allowed=("reduce", "cast")
+    )
+    neg = -idx - 1
+    _raises_before_kernels(
+        device, IndexError, "take", lambda: nd.take(a, neg, axis=0), allowed=("reduce", "cast")
+    )
+    _raises_before_kernels(device, IndexError, "bounds", lambda: a[idx], allowed=("reduce", "cast"))
+    idx2 = nd.reshape(idx, (1, 2))
+    _raises_before_kernels(device, IndexError, "take_along_axis", lambda: nd.take_along_axis(a, idx2, axis=1),
+                           allowed=("reduce", "cast"))  # fmt: skip
+    mask = nd.asarray([True, False, True], device=device)
+    _raises_before_kernels(device, IndexError, "boolean", lambda: a[mask])
+
+
+def test_impossible_reshape(device: nd.Device) -> None:
+    a = nd.zeros((2, 3), device=device)
+    _raises_before_kernels(device, ValueError, "reshape", lambda: nd.reshape(a, (5,)))
+    _raises_before_kernels(device, ValueError, "reshape", lambda: nd.reshape(a, (-1, 4)))
+    _raises_before_kernels(device, ValueError, "reshape", lambda: nd.reshape(a.T, (6,), copy=False))
+
+
+def test_device_mixing(device: nd.Device) -> None:
+    """Every op taking two arrays refuses operands on two devices, naming both."""
+    other = h.other_device(device)
+    dtype = h.default(device, "real floating")
+    if dtype not in other.backend.dtypes:
+        dtype = nd.float32
+    a = nd.ones((2, 2), dtype=dtype, device=device)
+    b = nd.ones((2, 2), dtype=dtype, device=other)
+    idx = nd.asarray([0, 1], device=other)
+    cases = {
+        "add": lambda: a + b, "radd": lambda: b + a, "multiply": lambda: nd.multiply(a, b),
+        "equal": lambda: a == b, "matmul": lambda: a @ b, "where": lambda: nd.where(a > 0, a, b),
+        "where cond": lambda: nd.where(b > 0, a, a), "concat": lambda: nd.concat([a, b]),
+        "stack": lambda: nd.stack([a, b]), "take": lambda: nd.take(a, idx, axis=0),
+        "getitem": lambda: a[idx], "setitem": lambda: a.__setitem__(slice(None), b),
+        "iadd": lambda: a.__iadd__(b), "vecdot": lambda: nd.vecdot(a, b),
+        "take_along_axis": lambda: nd.take_along_axis(a, nd.reshape(idx, (2, 1)), axis=1),
+        "maximum": lambda: nd.maximum(a, b), "clip": lambda: nd.clip(a, b),
+    }  # fmt: skip
+    for name, fn in cases.items():
+        with pytest.raises(nd.DeviceMismatchError) as info:
+            fn()
+        msg = str(info.value)
+        assert str(device) in msg and str(other) in msg, f"{name}: the error must name both devices: {msg}"
+    np.testing.assert_array_equal(a.to_numpy(), np.ones((2, 2)))  # nothing was written
+
+
+def test_type_errors(device: nd.Device) -> None:
+    a = nd.zeros((2,), device=device)
+    with pytest.raises(TypeError):
+        nd.add([1, 2], [3, 4])  # no ndplane array
+    with pytest.raises(TypeError):
+        a + "x"
+    with pytest.raises(TypeError):
+        bool(nd.zeros((2,), device=device))
+    with pytest.raises(TypeError):
+        nd.Array()  # arrays come from creation functions only
+
+
+def test_memory_returns_to_baseline(device: nd.Device) -> None:
+    """A workload over every primitive, errors included, frees every buffer it allocated."""
+    backend = device.backend
+    gc.collect()
+    before = backend.memory_stats()
+    _workload(device)
+    gc.collect()
+    assert backend.memory_stats() == before, (before, backend.memory_stats())
+
+
+def _workload(device: nd.Device) -> None:
+    fdt = h.default(device, "real floating")
+    x = nd.asarray(np.arange(24.0).reshape(2, 3, 4).astype(h.np_dtype(fdt)), device=device)
+    y = nd.exp(x.mT) + 1
+    z = nd.sum(y, axis=(0, 2)) * nd.max(x)
+    w = nd.where(x > 3, x, -x)[..., ::-1]
+    s = nd.sort(nd.flip(w, axis=1), axis=1)
+    i = nd.argsort(s, axis=0)
+    t = nd.take(x, nd.asarray([2, -1], device=device), axis=2)
+    m = x[x > 10]
+    c = nd.cumulative_sum(x, axis=1, include_initial=True)
+    p = x @ nd.moveaxis(x, 1, 2)
+    nz = nd.nonzero(x > 20)
+    x[0, 1:] = t[0, 1:, :1]
+    x[x > 20] = 0.0
+    x += 1
+    u = nd.astype(x, h.default(device, "integral"))
+    cc = nd.concat([x, x], axis=1)
+    if nd.uint32 in device.backend.dtypes:
+        nd.random.default_rng(1, device=device).normal(0.0, 1.0, (10,))
+    for bad in (lambda: x + nd.zeros((5,), device=device), lambda: x[5], lambda: nd.reshape(x, (7,)),
+                lambda: nd.take(x, nd.asarray([9], device=device), axis=0)):  # fmt: skip
+        with pytest.raises((ValueError, IndexError)):
+            bad()
+    del y, z, w, s, i, t, m, c, p, nz, u, cc
