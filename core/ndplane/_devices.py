@@ -162,7 +162,9 @@ def backends() -> list[dict[str, Any]]:
             try:
                 b = Device(name, 0).backend
                 row["devices"] = spec.device_count()
-                row["dtypes"] = sorted(d.name for d in b.dtypes)
+                from ._dtypes import ALL_DTYPES
+
+                row["dtypes"] = [d.name for d in ALL_DTYPES if d in b.dtypes]
                 row["capabilities"] = sorted(b.capabilities)
             except Exception as exc:  # noqa: BLE001
                 row["available"], row["reason"] = False, f"{type(exc).__name__}: {exc}"

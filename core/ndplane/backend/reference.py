@@ -123,7 +123,8 @@ def scan(op: str, x: np.ndarray, out: np.ndarray) -> None:
 def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     with np.errstate(all="ignore"):
         if a.dtype.kind == "b":
-            np.copyto(out, np.matmul(a.astype(np.uint8), b.astype(np.uint8)) != 0)
+            # NOTE: a wide integer count of true products; uint8 would wrap at 256
+            np.copyto(out, np.matmul(a.astype(np.intp), b.astype(np.intp)) != 0)
         else:
             # NOTE: not out=: NumPy then skips BLAS for transposed operands (100x slower).
             np.copyto(out, np.matmul(a, b))

@@ -146,18 +146,41 @@ def _short_rows(M: int, K: int) -> bool:
     return K <= 64 or M >= 16384
 
 
+_BITS = {"f32": ("bitcast<u32>(v)", "bitcast<f32>(w)"), "i32": ("bitcast<u32>(v)", "bitcast<i32>(w)"),
+         "u32": ("v", "w"), "bool": ("select(0u, 1u, v)", "(w != 0u)")}  # fmt: skip
+
+
 def reduce(rt: Any, op: str, x: Ref, out: Ref) -> None:
     xd, od = x.dtype.name, out.dtype.name
     parts = _reduce_parts(op, G.DTYPES[xd].ct, G.DTYPES[od].ct)
+    to_bits, from_bits = _BITS[parts["ACC"]]
     src = lambda: G.fill("reduce", DECLS=G.decl("OUT", 1, od, True) + "\n" + G.decl("A", 2, None, False),  # noqa: E731
-                         FUNCS=G.store_fn("OUT", od) + "\n" + G.load_fn("A", xd), **parts)  # fmt: skip
+                         FUNCS=G.store_fn("OUT", od) + "\n" + G.load_fn("A", xd), TO_BITS=to_bits,
+                         FROM_BITS=from_bits, **parts)  # fmt: skip
+    key = ("reduce", op, xd, od)
     M, K = x.shape
-    params = [M, K, x.offset, x.strides[0], x.strides[1], out.offset, out.strides[0]]
     binds = [(1, out.buffer, True), (2, x.buffer, False)]
+    params = [M, K, x.offset, x.strides[0], x.strides[1], out.offset, out.strides[0], 1, K]
     if _short_rows(M, K):
-        rt.run(("reduce", op, xd, od), src, params, binds, _grid1(rt, M), "reduce_rows")
-    else:
-        rt.run(("reduce", op, xd, od), src, params, binds, rt.groups(M))
+        rt.run(key, src, params, binds, _grid1(rt, M), "reduce_rows")  # S, SI unused
+        return
+    # NOTE: few long rows would leave most of a GPU idle: split each row into G chunks of C
+    # elements (a workgroup each), then combine the partials in a second pass.
+    G_ = min(1024, -(-K // 4096)) if M < 256 else 1
+    if G_ == 1:
+        rt.run(key, src, params, [*binds, (3, rt.dummy, True), (4, rt.dummy, True)], rt.groups(M))
+        return
+    C = -(-K // G_)
+    scratch = [rt.alloc(M * G_ * 4), rt.alloc(M * G_ * 4)]
+    try:
+        binds += [(3, scratch[0], True), (4, scratch[1], True)]
+        params[7:] = [G_, C]
+        rt.run(key, src, params, binds, rt.groups(M * G_))
+        rt.run(key, src, params, [binds[0], binds[2], binds[3]], rt.groups(M), "reduce_final")
+    finally:
+        rt.flush()
+        for s in scratch:
+            rt.free(s)
 
 
 def scan(rt: Any, op: str, x: Ref, out: Ref) -> None:

@@ -106,10 +106,17 @@ class Runtime:
         self._pool: dict[int, list[Any]] = {}
         self._pool_bytes = int(os.environ.get("NDPLANE_WEBGPU_POOL_BYTES", _POOL_CAP))
         self._pooled = 0
+        # NOTE: every wgpu buffer we own stays reachable from here. An array freed by the cyclic
+        # GC hands its buffer to the pool from Storage.__del__; were the wgpu buffer in the same
+        # garbage cycle, its own __del__ would release it in that pass and the pool would keep
+        # a dead buffer.
+        self._owned: dict[int, Any] = {}
         self._pipelines: dict[Any, Any] = {}
         self._layouts: dict[Any, Any] = {}
         self._ring = self.device.create_buffer(size=_RING, usage=_USAGE, label="ndplane params")
         self._ring_pos = 0
+        # A scratch binding for kernels whose optional buffers go unused in a dispatch.
+        self.dummy = Buffer(self.device.create_buffer(size=256, usage=_USAGE, label="ndplane dummy"), 0, 256)
         self._encoder: Any = None
         self._pass: Any = None
 
@@ -136,18 +143,22 @@ class Runtime:
 
     def _create(self, cap: int, nbytes: int) -> Any:
         try:
-            return self.device.create_buffer(size=cap, usage=_USAGE)
+            gpu = self.device.create_buffer(size=cap, usage=_USAGE)
         except Exception:  # noqa: BLE001 - wgpu reports OOM as several error types
             self.trim()
             try:
-                return self.device.create_buffer(size=cap, usage=_USAGE)
+                gpu = self.device.create_buffer(size=cap, usage=_USAGE)
             except Exception as exc:  # noqa: BLE001
                 raise ndplane.OutOfMemoryError(
                     f"{self.name}: out of device memory allocating {nbytes} bytes "
                     f"({self.live_bytes} bytes in {self.live_buffers} live buffers): {exc}"
                 ) from None
+        self._owned[id(gpu)] = gpu
+        return gpu
 
     def free(self, buf: Buffer) -> None:
+        if buf.gpu is None:
+            raise RuntimeError(f"{self.name}: buffer {buf!r} freed twice")
         self.live_buffers -= 1
         self.live_bytes -= buf.nbytes
         # NOTE: pending GPU work may still use the buffer; a pooled buffer is only reused by
@@ -156,14 +167,18 @@ class Runtime:
             self._pool.setdefault(buf.cap, []).append(buf.gpu)
             self._pooled += buf.cap
         else:
-            buf.gpu.destroy()
+            self._destroy(buf.gpu)
         buf.gpu = None
+
+    def _destroy(self, gpu: Any) -> None:
+        del self._owned[id(gpu)]
+        gpu.destroy()
 
     def trim(self) -> None:
         """Destroy every pooled buffer."""
         for bufs in self._pool.values():
             for gpu in bufs:
-                gpu.destroy()
+                self._destroy(gpu)
         self._pool.clear()
         self._pooled = 0
 

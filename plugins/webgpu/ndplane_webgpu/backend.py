@@ -15,6 +15,7 @@ import numpy as np
 
 import ndplane
 from ndplane.backend import BINARY_OPS, KERNEL_OPS, REDUCE_OPS, SCAN_OPS, STRIDED, UNARY_OPS
+from ndplane.backend.ops import FFT_OPS, LINALG_OPS
 from ndplane.backend import Backend, BackendSpec, Ref, hookimpl
 
 from . import _codegen as G
@@ -32,6 +33,9 @@ class WebGPUBackend(Backend):
     name = "webgpu"
     protocol_version = 1
     capabilities = frozenset({STRIDED})
+    #: Ops this backend runs through the host fallback on purpose (no WGSL kernels for them);
+    #: the core should neither warn nor refuse them (see the plugin's README).
+    host_ops = frozenset(LINALG_OPS | FFT_OPS)
     ops = frozenset(
         {op for op in UNARY_OPS if op in G.UNARY} | {op for op in BINARY_OPS if op in G.BINARY}
         | REDUCE_OPS | SCAN_OPS | KERNEL_OPS
@@ -44,9 +48,10 @@ class WebGPUBackend(Backend):
         self.rt = rt = _runtime.runtime(index)
         names = _BASE_DTYPES + (("float16",) if "shader-f16" in rt.features else ())
         self.dtypes = frozenset(getattr(ndplane, n) for n in names)
+        # NOTE: no "complex floating" entry: WGSL has no complex type, and the core raises
+        # UnsupportedDTypeError naming the device where a complex default would be needed.
         self.default_dtypes = {
-            "real floating": ndplane.float32, "complex floating": ndplane.complex64,
-            "integral": ndplane.int32, "indexing": ndplane.int32,
+            "real floating": ndplane.float32, "integral": ndplane.int32, "indexing": ndplane.int32,
         }  # fmt: skip
         self.info = dict(rt.adapter.info)
 

@@ -1,13 +1,17 @@
 // reduce.wgsl: out[m] = REDUCE_k x[m, k] for x (M, K).
-//   main:        one workgroup per row (workgroup ids beyond 65535 spill into y), a parallel
-//                tree reduction in workgroup memory; for long rows.
-//   reduce_rows: one thread per row, a sequential fold; for short rows (many of them).
+//   main:        G workgroups per row (ids beyond 65535 spill into y), each folding a chunk of
+//                C elements and combining its 256 partials in a workgroup-memory tree. With
+//                G == 1 it writes out[m]; with G > 1 it writes the partial (value bits, index)
+//                of its chunk to S / SI, and reduce_final combines the G partials of each row.
+//   reduce_rows: one thread per row, a sequential fold; for many short rows.
 //
 // Bindings:
-//   0  P    params (u32): [M, K, x_offset, x_stride0 (i32), x_stride1 (i32), out_offset, out_stride]
+//   0  P    params (u32): [M, K, x_offset, x_stride0, x_stride1, out_offset, out_stride, G, C]
 //   1  OUT  (M,) STRIDED, dtype of the result (sum/prod accumulate in its compute type)
 //   2  A    x: STRIDED in both axes
-// Each thread folds elements t, t+256, ... of its row, then the 256 partials are
+//   3  S    (M * G) u32 scratch: partial values (bits of $ACC)      (only when G > 1)
+//   4  SI   (M * G) u32 scratch: partial indices                    (only when G > 1)
+// Each thread folds elements t, t+256, ... of its chunk, then the 256 partials are
 // combined pairwise. Partials carry an index (argmax/argmin, and "empty" = 0xffffffff
 // for max/min, which have no identity); ties keep the lower index, so the result is
 // the first occurrence, and NaN wins (max/min propagate NaN).
@@ -15,6 +19,8 @@ $COMMON
 
 @group(0) @binding(0) var<storage, read> P: array<u32>;
 $DECLS
+@group(0) @binding(3) var<storage, read_write> S: array<u32>;
+@group(0) @binding(4) var<storage, read_write> SI: array<u32>;
 
 $FUNCS
 
@@ -29,31 +35,71 @@ fn better(v1: $ACC, i1: u32, v2: $ACC, i2: u32) -> bool {
 $BETTER
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) t: u32) {
-  let row = wid.x + wid.y * nwg.x;
-  let M = P[0];
-  let K = P[1];
-  let base = i32(P[2]) + i32(row) * bitcast<i32>(P[3]);
-  let s1 = bitcast<i32>(P[4]);
-  var acc: $ACC = $IDENTITY;
-  var idx: u32 = $IDENTITY_INDEX;
-  if (row < M) {
-    for (var k = t; k < K; k = k + 256u) {
-      let v: $ACC = $LOAD;
-      $FOLD
-    }
-  }
-  sv[t] = acc;
-  si[t] = idx;
+fn to_bits(v: $ACC) -> u32 { return $TO_BITS; }
+fn from_bits(w: u32) -> $ACC { return $FROM_BITS; }
+
+// Combines the 256 (sv, si) partials into sv[0], si[0]; call from uniform control flow.
+fn tree(t: u32) {
   for (var s = 128u; s > 0u; s = s >> 1u) {
     workgroupBarrier();
     if (t < s) {
       $MERGE
     }
   }
-  if (t == 0u && row < M) {
+  workgroupBarrier();
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) t: u32) {
+  let w = wid.x + wid.y * nwg.x;
+  let G = P[7];
+  let row = w / G;
+  let k0 = (w % G) * P[8];
+  let k1 = min(P[1], k0 + P[8]);
+  let base = i32(P[2]) + i32(row) * bitcast<i32>(P[3]);
+  let s1 = bitcast<i32>(P[4]);
+  var acc: $ACC = $IDENTITY;
+  var idx: u32 = $IDENTITY_INDEX;
+  if (row < P[0]) {
+    for (var k = k0 + t; k < k1; k = k + 256u) {
+      let v: $ACC = $LOAD;
+      $FOLD
+    }
+  }
+  sv[t] = acc;
+  si[t] = idx;
+  tree(t);
+  if (t == 0u && row < P[0]) {
+    if (G == 1u) {
+      let rv = sv[0];
+      let ri = si[0];
+      st_OUT(i32(P[5]) + i32(row) * bitcast<i32>(P[6]), $RESULT);
+    } else {
+      S[w] = to_bits(sv[0]);
+      SI[w] = si[0];
+    }
+  }
+}
+
+@compute @workgroup_size(256)
+fn reduce_final(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                @builtin(local_invocation_index) t: u32) {
+  let row = wid.x + wid.y * nwg.x;
+  let G = P[7];
+  var acc: $ACC = $IDENTITY;
+  var idx: u32 = $IDENTITY_INDEX;
+  if (row < P[0]) {
+    for (var g = t; g < G; g = g + 256u) {
+      let v = from_bits(S[row * G + g]);
+      let k = SI[row * G + g];
+      $FOLD
+    }
+  }
+  sv[t] = acc;
+  si[t] = idx;
+  tree(t);
+  if (t == 0u && row < P[0]) {
     let rv = sv[0];
     let ri = si[0];
     st_OUT(i32(P[5]) + i32(row) * bitcast<i32>(P[6]), $RESULT);

@@ -1,0 +1,131 @@
+"""Discovery, memory accounting, limits, large dispatches and asynchronous submission."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ndplane
+from ndplane.backend import Ref
+
+
+def test_import_creates_no_device():
+    code = ("import sys, ndplane_webgpu\n"
+            "from ndplane_webgpu.backend import ndplane_register_backends\n"
+            "specs = ndplane_register_backends()\n"
+            "assert [s.name for s in specs] == ['webgpu'] and specs[0].protocol_version == 1\n"
+            "assert 'ndplane_webgpu._runtime' not in sys.modules and 'wgpu' not in sys.modules\n")  # fmt: skip
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_spec_metadata_and_priority(be):
+    from ndplane_webgpu import _runtime
+    from ndplane_webgpu.backend import _available, _count, _priority
+
+    assert _available() == (True, "")
+    assert _count() == len(_runtime.adapters()) >= 1
+    software = _runtime.is_software(_runtime.adapters()[0])
+    # NOTE: lavapipe must never win the default device over the CPU backends (priority 10+).
+    assert _priority() == (5 if software else 30)
+
+
+def test_one_device_per_process(be):
+    from ndplane_webgpu import _runtime
+    from ndplane_webgpu.backend import WebGPUBackend
+
+    assert WebGPUBackend(0).rt is be.rt is _runtime.runtime(0)
+
+
+def test_declared_dtypes(be):
+    names = {d.name for d in be.dtypes}
+    assert {"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32"} <= names
+    assert not names & {"int64", "uint64", "float64", "complex64", "complex128"}
+    assert ("float16" in names) == ("shader-f16" in be.rt.features)
+    assert be.default_dtypes["real floating"] is ndplane.float32
+    assert be.default_dtypes["integral"] is be.default_dtypes["indexing"] is ndplane.int32
+
+
+def test_memory_stats_and_pool(be):
+    before = be.memory_stats()
+    bufs = [be.alloc(n) for n in (0, 1, 3, 1000, 4096)]
+    assert be.memory_stats() == {"buffers": before["buffers"] + 5, "bytes": before["bytes"] + 5100}
+    for b in bufs:
+        be.free(b)
+    assert be.memory_stats() == before
+    b = be.alloc(1000)
+    gpu = b.gpu
+    be.free(b)
+    again = be.alloc(900)  # the same size bucket: the pooled wgpu buffer comes back
+    assert again.gpu is gpu and again.cap == b.cap >= 1000
+    be.free(again)
+    assert be.memory_stats() == before
+
+
+def test_refuses_arrays_past_the_binding_limit(be):
+    before = be.memory_stats()
+    with pytest.raises(ndplane.OutOfMemoryError, match="max_storage_buffer_binding_size"):
+        be.alloc(be.rt.max_binding + 4)
+    assert be.memory_stats() == before
+
+
+def _ref(buf, dtype, n):
+    return Ref(buf, dtype, (n,), (1,), 0, n, True)
+
+
+def test_two_d_dispatch_past_65535_workgroups(be, host):
+    n = 65535 * 256 + 1000  # one more workgroup row than a 1-D grid can hold
+    x = np.arange(n, dtype=np.int32)
+    xr = host.put(x)
+    out = host.empty((n,), np.int32)
+    be.binary("add", xr, 7, out)
+    got = host.get(out)
+    assert got[0] == 7 and got[-1] == n - 1 + 7
+    np.testing.assert_array_equal(got[-300000:], x[-300000:] + 7)
+
+
+def test_submission_is_asynchronous_and_to_host_waits(be, host):
+    x = host.put(np.ones(100000, np.float32))
+    a, b = host.empty((100000,), np.float32), host.empty((100000,), np.float32)
+    be.binary("add", x, x, a)  # nothing waits between these ops
+    for _ in range(20):
+        be.binary("add", a, x, b)
+        be.binary("add", b, x, a)
+    assert be.rt._encoder is None  # every op is submitted, none is left pending
+    np.testing.assert_array_equal(host.get(a), np.full(100000, 42, np.float32))
+    be.synchronize()
+
+
+def test_pipelines_are_cached(be, host):
+    x = host.put(np.ones(10, np.float32))
+    out = host.empty((10,), np.float32)
+    be.unary("exp", x, out)
+    n = be.rt.pool_stats()["pipelines"]
+    be.unary("exp", x, out)
+    assert be.rt.pool_stats()["pipelines"] == n
+
+
+def test_buffer_freed_by_the_cyclic_gc_stays_usable(be):
+    """An array in a reference cycle frees its buffer from __del__ during gc.collect(); the pooled
+    wgpu buffer must not be released in the same pass (it is handed out again next)."""
+    import gc
+
+    class Owner:  # stands for the core's Storage, freeing in __del__
+        def __init__(self, buf):
+            self.buf, self.cycle = buf, self
+
+        def __del__(self):
+            be.free(self.buf)
+
+    before = be.memory_stats()
+    Owner(be.alloc(100))
+    gc.collect()
+    assert be.memory_stats() == before
+    buf = be.from_host(np.arange(25, dtype=np.int32))  # same bucket: the pooled buffer
+    try:
+        got = be.to_host(Ref(buf, ndplane.int32, (25,), (1,), 0, 25, True))
+        np.testing.assert_array_equal(got, np.arange(25))
+    finally:
+        be.free(buf)
