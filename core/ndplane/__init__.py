@@ -183,3 +183,19 @@ from ._searching import count_nonzero, searchsorted
 from ._utility import diff
 
 __all__ += ["count_nonzero", "searchsorted", "diff"]
+
+from ._creation import meshgrid, tril, triu
+from ._dlpack import bind_dlpack as _bind_dlpack
+from ._dlpack import from_dlpack
+from ._set import unique_all, unique_counts, unique_inverse, unique_values
+
+_bind_dlpack()
+
+__all__ += ["meshgrid", "tril", "triu", "from_dlpack", "unique_all", "unique_counts", "unique_inverse",
+            "unique_values"]  # fmt: skip
+
+from . import fft, linalg
+
+__all__ += ["fft", "linalg"]
+
+from .autograd import rules_extra as _rules_extra  # noqa: F401, E402 - VJP rules of the linalg kernels

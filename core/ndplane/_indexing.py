@@ -110,8 +110,13 @@ def _plan(x: Array, key: Any, name: str) -> tuple[Array, list[int], list[Array],
     v = _basic_view(x, tuple(basic))
     if x.requires_grad:
         _graph.record("getitem", v, (x,), (), (x.shape, tuple(basic)))
-    shape = _layout.broadcast_shapes(*(a.shape for _, a in adv), name=name)
-    idx = [_manip().broadcast_to(normalize_indices(a, v.shape[d], f"{name} (axis {d})"), shape)
+    try:
+        shape = _layout.broadcast_shapes(*(a.shape for _, a in adv), name=name)
+    except ValueError as exc:
+        raise IndexError(f"{exc} (the shapes of the index arrays)") from None
+    # NOTE: reading is a gather, and its bounds errors read as take's (the docs show them).
+    label = "take" if name == "__getitem__" else name
+    idx = [_manip().broadcast_to(normalize_indices(a, v.shape[d], f"{label} (axis {d})"), shape)
            for d, a in adv]  # fmt: skip
     adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
     return v, [d for d, _ in adv], idx, adv[0][0] if adjacent else 0
@@ -266,8 +271,12 @@ def _value_array(x: Array, value: Any) -> Array:
     if type(value) is Array:
         _dispatch.same_device("__setitem__", x, value)
         return value if value.dtype is x.dtype else _dispatch.cast(value, x.dtype)
+    import numpy as np
+
     from ._creation import full
 
+    if isinstance(value, np.generic):
+        value = value.item()
     if not isinstance(value, (bool, int, float, complex)):
         raise TypeError(f"__setitem__: value must be an ndplane array or a Python scalar; got {type(value).__name__}.")
     _dispatch._check_scalar_kind(value, x.dtype, "__setitem__")
@@ -405,6 +414,7 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     """
     if type(x) is not Array or type(indices) is not Array:
         raise TypeError("take_along_axis: x and indices must be ndplane arrays.")
+    _dispatch.same_device("take_along_axis", x, indices)
     if indices.ndim != x.ndim:
         raise ValueError(f"take_along_axis: indices must have x's rank {x.ndim}; got {indices.ndim}.")
     if indices.dtype.kind not in ("int", "uint"):

@@ -12,6 +12,7 @@ from typing import Any
 from . import _dtypes
 from ._devices import Device, as_device, devices, get_default_device
 from ._dtypes import DType
+from .backend.ops import DEFAULT_DTYPE_KINDS
 
 __all__ = ["__array_namespace_info__", "Info"]
 
@@ -59,13 +60,14 @@ class Info:
         return get_default_device()
 
     def devices(self) -> list[Device]:
-        """Every available device.
+        """Every available device that serves the whole standard: its backend declares a default
+        dtype of every kind (``ndplane.devices()`` also lists partial ones, e.g. without complex).
 
         >>> import ndplane as nd
         >>> nd.Device("numpy:1") in nd.__array_namespace_info__().devices()
         True
         """
-        return devices()
+        return [d for d in devices() if _complete(d)]
 
     def default_dtypes(self, *, device: str | Device | None = None) -> dict[str, DType]:
         """The default dtypes of ``device`` (the default device if None), by kind.
@@ -79,15 +81,21 @@ class Info:
     def dtypes(
         self, *, device: str | Device | None = None, kind: str | tuple[str, ...] | None = None
     ) -> dict[str, DType]:
-        """The dtypes ``device`` supports (of ``kind`` if given), by name, in the standard order.
+        """The standard's dtypes ``device`` supports (of ``kind`` if given), by name, in the standard
+        order (``float16``, an ndplane extension, is not one of them).
 
         >>> import ndplane as nd
         >>> list(nd.__array_namespace_info__().dtypes(kind="real floating"))
-        ['float16', 'float32', 'float64']
+        ['float32', 'float64']
         """
         have = as_device(device).backend.dtypes
         kinds = _kinds(kind)
-        return {d.name: d for d in _dtypes.ALL_DTYPES if d in have and (kinds is None or d.kind in kinds)}
+        return {d.name: d for d in _dtypes.ALL_DTYPES
+                if d in have and d is not _dtypes.float16 and (kinds is None or d.kind in kinds)}  # fmt: skip
+
+
+def _complete(device: Device) -> bool:
+    return all(k in device.backend.default_dtypes for k in DEFAULT_DTYPE_KINDS)
 
 
 def _kinds(kind: str | tuple[str, ...] | None) -> set[str] | None:

@@ -75,8 +75,12 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     ax = _layout.normalize_axis(axis, len(shape), "vecdot")
     if ax - len(shape) < -min(x1.ndim, x2.ndim) or x1.shape[ax - len(shape)] != x2.shape[ax - len(shape)]:
         raise ValueError(f"vecdot: the axis {axis} must have equal sizes in {x1.shape} and {x2.shape}.")
+    if x1.dtype.kind == "bool" or x2.dtype.kind == "bool":
+        raise TypeError(f"vecdot: only numeric dtypes are allowed; got {x1.dtype.name} and {x2.dtype.name}.")
     a = _dispatch.unary("conj", x1) if x1.dtype.kind == "complex" else x1
-    return sum(_dispatch.binary("multiply", a, x2), axis=ax - len(shape))
+    prod = _dispatch.binary("multiply", a, x2)
+    # NOTE: the result keeps the promoted dtype (no widening of small integers, unlike sum).
+    return sum(prod, axis=ax - len(shape), dtype=prod.dtype)
 
 
 def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:

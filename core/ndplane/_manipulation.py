@@ -285,7 +285,8 @@ def _shift_sum(shift: int | Sequence[int]) -> int:
 
 
 def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
-    """Repeat each element ``repeats`` times along ``axis`` (of the flattened array if None);
+    """Repeat each element along ``axis`` (of the flattened array if None).
+
     ``repeats`` is an int or a 1-D integer array with one count per element.
 
     >>> import ndplane as nd

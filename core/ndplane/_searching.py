@@ -76,6 +76,8 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
     if x.ndim == 0:
         raise ValueError("nonzero: 0-d arrays are not allowed; use expand_dims first.")
     flat = flat_nonzero(x)
+    if x.size == 0:  # NOTE: no element, no index; the strides below would divide by zero
+        return tuple(_dispatch.copy_of(flat) for _ in x.shape)
     out = []
     stride = _layout.prod(x.shape)
     for n in x.shape:

@@ -66,6 +66,12 @@ def _elementwise_cell(dev: Device, op: str, dt: _dtypes.DType) -> str:
         return "."
 
 
+def _extension_cell(dev: Device, op: str, dt: _dtypes.DType) -> str:
+    if dt not in dev.backend.dtypes or dt.kind not in ("float", "complex") or dt is _dtypes.float16:
+        return "."
+    return _CELL[_dispatch._kernel_path(dev.backend, op, dt)]
+
+
 def cmd_info(args: argparse.Namespace, out: Any) -> int:
     dev = Device(args.backend)
     backend = dev.backend
@@ -79,6 +85,7 @@ def cmd_info(args: argparse.Namespace, out: Any) -> int:
         (sorted(_ops.UNARY_OPS), _elementwise_cell),
         (sorted(_ops.BINARY_OPS), _elementwise_cell),
         (sorted(_ops.REDUCE_OPS | _ops.SCAN_OPS | _ops.KERNEL_OPS), _kernel_cell),
+        (sorted(_ops.LINALG_OPS | _ops.FFT_OPS), _extension_cell),
     ]
     for names, cell in groups:
         for op in names:

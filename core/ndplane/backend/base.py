@@ -92,6 +92,10 @@ class Backend:
     capabilities: frozenset[str] = frozenset()
     #: Names of the ops implemented natively (op names from :mod:`ndplane.backend.ops`).
     ops: frozenset[str] = frozenset()
+    #: Optional-extension ops (``LINALG_OPS``, ``FFT_OPS``) the backend leaves to the core's host
+    #: fallback on purpose: they run there without a ``FallbackWarning``, even under
+    #: ``NDPLANE_FALLBACK=error``, because the backend declared it.
+    host_ops: frozenset[str] = frozenset()
 
     def supports(self, op: str, dtype: DType) -> bool:
         """Whether ``op`` runs natively for inputs of ``dtype``. Override for per-dtype gaps."""

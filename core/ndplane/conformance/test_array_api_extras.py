@@ -1,0 +1,312 @@
+"""The rest of the Array API 2024.12 surface, differential against NumPy, on every backend.
+
+Composites over primitives (so every backend has them): repeat, roll, tile, diff,
+count_nonzero, searchsorted, the set functions, meshgrid, tril/triu; advanced
+indexing (integer arrays mixed with slices, ints and None; boolean masks anywhere;
+assignment through both); take_along_axis; DLPack; ``__array_namespace_info__``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ndplane as nd
+from ndplane.conformance import _helpers as h
+
+SMALL = h.Values(-5, 5, special=False)
+
+
+def _index_dtype(device: nd.Device) -> nd.DType:
+    return h.default(device, "indexing")
+
+
+# ---------------------------------------------------------------------------
+# manipulation, utility, searching
+# ---------------------------------------------------------------------------
+
+
+@h.hyp()
+@given(data=st.data())
+def test_repeat_roll_tile(device: nd.Device, data: st.DataObject) -> None:
+    shape = data.draw(h.shapes(min_dims=1, max_dims=3), label="shape")
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1), label="axis")
+    reps = data.draw(st.integers(0, 3), label="repeats")
+    counts = data.draw(st.lists(st.integers(0, 3), min_size=shape[axis], max_size=shape[axis]), label="counts")
+    shift = data.draw(st.integers(-7, 7), label="shift")
+    tiles = data.draw(st.lists(st.integers(0, 2), max_size=4).map(tuple), label="tiles")
+    for dtype in h.supported(device):
+        a = data.draw(h.arrays(device, dtype, shape), label=f"x {dtype.name}")
+        h.assert_same(nd.repeat(a.x, reps, axis=axis), np.repeat(a.ref, reps, axis=axis), dtype, exact=True)
+        h.assert_same(nd.repeat(a.x, reps), np.repeat(a.ref, reps), dtype, exact=True)
+        idx = nd.asarray(np.asarray(counts, np.int64), dtype=_index_dtype(device), device=device)
+        h.assert_same(nd.repeat(a.x, idx, axis=axis), np.repeat(a.ref, counts, axis=axis), dtype, exact=True)
+        h.assert_same(nd.roll(a.x, shift, axis=axis), np.roll(a.ref, shift, axis=axis), dtype, exact=True)
+        h.assert_same(nd.roll(a.x, shift), np.roll(a.ref, shift), dtype, exact=True)
+        h.assert_same(nd.tile(a.x, tiles), np.tile(a.ref, tiles), dtype, exact=True)
+
+
+@h.hyp()
+@given(data=st.data(), n=st.integers(0, 3))
+def test_diff_count_nonzero(device: nd.Device, data: st.DataObject, n: int) -> None:
+    shape = data.draw(h.shapes(min_dims=1, max_dims=3), label="shape")
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1), label="axis")
+    for dtype in h.supported(device, ("int", "float", "complex", "bool")):
+        a = data.draw(h.arrays(device, dtype, shape, SMALL), label=f"x {dtype.name}")
+        if dtype.kind != "bool" or n <= 1:
+            ref = np.diff(a.ref, n=n, axis=axis)
+            h.assert_same(nd.diff(a.x, n=n, axis=axis), ref, dtype, exact=True)
+            if shape[axis]:
+                first = (slice(None),) * (axis % len(shape)) + (slice(0, 1),)
+                got = nd.diff(a.x, axis=axis, prepend=a.x[first], append=a.x[first])
+                expected = np.diff(a.ref, axis=axis, prepend=a.ref[first], append=a.ref[first])
+                h.assert_same(got, expected, dtype, exact=True)
+        ax = data.draw(st.none() | st.just(axis) | st.just(tuple(range(len(shape)))), label="count axis")
+        keep = data.draw(st.booleans(), label="keepdims")
+        got = nd.count_nonzero(a.x, axis=ax, keepdims=keep)
+        assert got.dtype is h.default(device, "integral")
+        h.assert_same(got, np.count_nonzero(a.ref, axis=ax, keepdims=keep))
+
+
+@h.hyp()
+@given(data=st.data(), side=st.sampled_from(["left", "right"]), sorter=st.booleans())
+def test_searchsorted(device: nd.Device, data: st.DataObject, side: str, sorter: bool) -> None:
+    n = data.draw(st.integers(0, 8), label="n")
+    shape = data.draw(h.shapes(max_dims=2), label="shape")
+    for dtype in h.supported(device, ("int", "uint", "float")):
+        a = data.draw(h.arrays(device, dtype, (n,), h.Values(-3, 3)), label=f"x1 {dtype.name}")
+        v = data.draw(h.arrays(device, dtype, shape, h.Values(-4, 4)), label=f"x2 {dtype.name}")
+        base = np.sort(a.ref)
+        if sorter:
+            perm = np.random.default_rng(n).permutation(n)
+            x1 = nd.asarray(base[perm], device=device)
+            order = nd.asarray(np.argsort(base[perm], kind="stable"), dtype=_index_dtype(device), device=device)
+            got = nd.searchsorted(x1, v.x, side=side, sorter=order)
+        else:
+            got = nd.searchsorted(nd.asarray(base, device=device), v.x, side=side)
+        assert got.dtype is _index_dtype(device)
+        h.assert_same(got, np.searchsorted(base, v.ref, side=side))
+
+
+# ---------------------------------------------------------------------------
+# set functions
+# ---------------------------------------------------------------------------
+
+
+def _np_unique(ref: np.ndarray) -> tuple[np.ndarray, ...]:
+    values, index, inverse, counts = np.unique(ref.reshape(-1), return_index=True, return_inverse=True,
+                                               return_counts=True, equal_nan=False)  # fmt: skip
+    return values, index, inverse.reshape(ref.shape), counts
+
+
+@h.hyp()
+@given(data=st.data())
+def test_unique(device: nd.Device, data: st.DataObject) -> None:
+    shape = data.draw(h.shapes(max_dims=3), label="shape")
+    for dtype in h.supported(device, ("bool", "int", "uint", "float")):
+        a = data.draw(h.arrays(device, dtype, shape, h.Values(-3, 3, grid=0.5 if dtype.kind == "float" else None)),
+                      label=f"x {dtype.name}")  # fmt: skip
+        values, index, inverse, counts = _np_unique(a.ref)
+        h.assert_same(nd.unique_values(a.x), values, dtype, exact=True)
+        r = nd.unique_all(a.x)
+        h.assert_same(r.values, values, dtype, exact=True)
+        h.assert_same(r.indices, index, _index_dtype(device))
+        h.assert_same(r.inverse_indices, inverse, _index_dtype(device))
+        h.assert_same(r.counts, counts, _index_dtype(device))
+        c = nd.unique_counts(a.x)
+        h.assert_same(c.counts, counts, _index_dtype(device))
+        i = nd.unique_inverse(a.x)
+        h.assert_same(i.inverse_indices, inverse, _index_dtype(device))
+
+
+def test_unique_nans_are_distinct(device: nd.Device) -> None:
+    dt = h.supported(device, ("float",))[-1]
+    x = nd.asarray(np.array([np.nan, 1.0, np.nan, -0.0, 0.0], h.np_dtype(dt)), device=device)
+    r = nd.unique_counts(x)
+    assert r.values.shape == (4,) and r.counts.tolist()[:2] == [2, 1]
+
+
+# ---------------------------------------------------------------------------
+# creation
+# ---------------------------------------------------------------------------
+
+
+@h.hyp()
+@given(data=st.data(), k=st.integers(-4, 4), indexing=st.sampled_from(["xy", "ij"]))
+def test_meshgrid_tril_triu(device: nd.Device, data: st.DataObject, k: int, indexing: str) -> None:
+    shape = data.draw(h.shapes(min_dims=2, max_dims=4), label="shape")
+    sizes = data.draw(st.lists(st.integers(0, 3), max_size=3), label="sizes")
+    for dtype in h.supported(device):
+        a = data.draw(h.arrays(device, dtype, shape), label=f"x {dtype.name}")
+        h.assert_same(nd.tril(a.x, k=k), np.tril(a.ref, k=k), dtype, exact=True)
+        h.assert_same(nd.triu(a.x, k=k), np.triu(a.ref, k=k), dtype, exact=True)
+        vecs = [np.arange(n).astype(h.np_dtype(dtype)) for n in sizes]
+        got = nd.meshgrid(*(nd.asarray(v, device=device) for v in vecs), indexing=indexing)
+        for g, e in zip(got, np.meshgrid(*vecs, indexing=indexing)):
+            h.assert_same(g, e, dtype, exact=True)
+
+
+# ---------------------------------------------------------------------------
+# indexing
+# ---------------------------------------------------------------------------
+
+
+@st.composite
+def _advanced_key(draw, shape: tuple[int, ...]):
+    """A NumPy-style key: per axis a slice, an int, an integer array (broadcastable shapes) or a
+    boolean mask over some axes; sometimes a None or an Ellipsis."""
+    key: list = []
+    arr_shape = draw(st.sampled_from([(), (2,), (1, 2), (2, 1)]))
+    axis = 0
+    while axis < len(shape):
+        n = shape[axis]
+        choice = draw(st.sampled_from(["slice", "int", "array", "mask", "none"]))
+        if choice == "none":
+            key.append(None)
+            continue
+        if choice == "int" and n:
+            key.append(draw(st.integers(-n, n - 1)))
+        elif choice == "array" and n:
+            idx = draw(st.lists(st.integers(-n, n - 1), min_size=int(np.prod(arr_shape)),
+                                max_size=int(np.prod(arr_shape))))  # fmt: skip
+            key.append(np.asarray(idx, np.int64).reshape(arr_shape))
+        elif choice == "mask":
+            k = draw(st.integers(1, len(shape) - axis))
+            seed = draw(st.integers(0, 2**16))
+            key.append(np.random.default_rng(seed).random(shape[axis : axis + k]) < 0.5)
+            axis += k
+            continue
+        else:
+            key.append(slice(draw(st.sampled_from([None, 1, -1])), None, draw(st.sampled_from([None, 2, -1]))))
+        axis += 1
+    if key and draw(st.booleans()):
+        key = key[:-1] + [Ellipsis] if not isinstance(key[-1], np.ndarray) or key[-1].dtype != bool else key
+    return tuple(key)
+
+
+def _nd_key(key: tuple, device: nd.Device) -> tuple:
+    def conv(k: np.ndarray) -> nd.Array:
+        return nd.asarray(k, dtype=None if k.dtype == bool else _index_dtype(device), device=device)
+
+    return tuple(conv(k) if isinstance(k, np.ndarray) else k for k in key)
+
+
+def _np_result(ref: np.ndarray, key: tuple) -> np.ndarray | None:
+    try:
+        return ref[key]
+    except IndexError:
+        return None
+
+
+@h.hyp(2)
+@given(data=st.data())
+def test_advanced_getitem_setitem(device: nd.Device, data: st.DataObject) -> None:
+    shape = data.draw(h.shapes(min_dims=1, max_dims=3, min_side=1), label="shape")
+    key = data.draw(_advanced_key(shape), label="key")
+    for dtype in h.supported(device):
+        a = data.draw(h.arrays(device, dtype, shape, broadcast=False), label=f"x {dtype.name}")
+        expected = _np_result(a.ref, key)
+        if expected is None:
+            with pytest.raises(IndexError):
+                a.x[_nd_key(key, device)]
+            continue
+        h.assert_same(a.x[_nd_key(key, device)], expected, dtype, exact=True)
+        # assignment: a scalar, then an array of the indexed shape (only unique targets, since
+        # the order of duplicate writes is unspecified)
+        target = nd.asarray(a.ref, device=device, copy=True)
+        ref = np.array(a.ref, copy=True)
+        value = np.asarray(h.Values(-3, 3, special=False).sample(np.random.default_rng(0), dtype, expected.shape))
+        probe = np.arange(a.ref.size).reshape(a.ref.shape)[key]
+        if np.unique(probe).size == probe.size:
+            target[_nd_key(key, device)] = nd.asarray(value, device=device)
+            ref[key] = value
+            h.assert_same(target, ref, dtype, exact=True)
+        scalar = True if dtype.kind == "bool" else 1
+        target[_nd_key(key, device)] = scalar
+        ref[key] = scalar
+        h.assert_same(target, ref, dtype, exact=True)
+
+
+def test_indexing_errors(device: nd.Device) -> None:
+    x = nd.zeros((3, 4), device=device)
+    idx = _index_dtype(device)
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[nd.asarray([0, 3], dtype=idx, device=device)]
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[:, nd.asarray([-5], dtype=idx, device=device)] = 1.0
+    with pytest.raises(IndexError, match="boolean index"):
+        x[nd.ones((2,), dtype=nd.bool, device=device)]
+    with pytest.raises(IndexError):
+        x[nd.asarray([0.5], device=device)]
+
+
+@h.hyp()
+@given(data=st.data())
+def test_take_along_axis(device: nd.Device, data: st.DataObject) -> None:
+    shape = data.draw(h.shapes(min_dims=1, max_dims=3, min_side=1), label="shape")
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1), label="axis")
+    m = data.draw(st.integers(0, 4), label="m")
+    idx_shape = list(shape)
+    idx_shape[axis] = m
+    n = shape[axis]
+    seed = data.draw(st.integers(0, 2**16), label="seed")
+    idx = np.random.default_rng(seed).integers(-n, n, size=idx_shape)
+    for dtype in h.supported(device):
+        a = data.draw(h.arrays(device, dtype, shape), label=f"x {dtype.name}")
+        got = nd.take_along_axis(a.x, nd.asarray(idx, dtype=_index_dtype(device), device=device), axis=axis)
+        h.assert_same(got, np.take_along_axis(a.ref, idx, axis=axis), dtype, exact=True)
+
+
+# ---------------------------------------------------------------------------
+# interchange and inspection
+# ---------------------------------------------------------------------------
+
+
+@h.hyp()
+@given(data=st.data())
+def test_dlpack(device: nd.Device, data: st.DataObject) -> None:
+    shape = data.draw(h.shapes(max_dims=3), label="shape")
+    for dtype in h.supported(device):
+        a = data.draw(h.arrays(device, dtype, shape), label=f"x {dtype.name}")
+        y = nd.from_dlpack(a.x)
+        assert y.device == a.x.device
+        h.assert_same(y, a.ref, dtype, exact=True)
+        h.assert_same(nd.from_dlpack(np.asarray(a.ref), device=device), a.ref, dtype, exact=True)
+        try:
+            kind = a.x.__dlpack_device__()
+        except BufferError:
+            continue
+        if kind == (1, 0):
+            h.assert_values(np.from_dlpack(a.x), a.ref, dtype, exact=True)
+    with pytest.raises(BufferError):
+        nd.from_dlpack(np.zeros(2), device=device, copy=False)
+
+
+def test_exported_memory_outlives_the_array(device: nd.Device) -> None:
+    x = nd.arange(5, device=device)
+    if "host" not in device.backend.capabilities:
+        pytest.skip(f"{device} is not host-resident")
+    view = np.from_dlpack(x)
+    del x
+    import gc
+
+    gc.collect()
+    assert view.tolist() == [0, 1, 2, 3, 4]
+    del view
+    gc.collect()
+
+
+def test_namespace_info(device: nd.Device) -> None:
+    info = nd.__array_namespace_info__()
+    caps = info.capabilities(device=device)
+    assert caps["boolean indexing"] is True and caps["data-dependent shapes"] is True
+    assert caps["max dimensions"] is None
+    defaults = info.default_dtypes(device=device)
+    assert defaults == dict(device.backend.default_dtypes)
+    dtypes = info.dtypes(device=device)
+    assert set(dtypes.values()) <= set(device.backend.dtypes)
+    for name, dt in info.dtypes(device=device, kind=("bool", "real floating")).items():
+        assert dt.kind in ("bool", "float") and dtypes[name] is dt
+    assert all(d in nd.devices() for d in info.devices())

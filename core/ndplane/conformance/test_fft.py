@@ -1,0 +1,132 @@
+"""The ``fft`` extension, differential against NumPy, on every backend.
+
+The 1-D transforms run the backend's ``fft`` kernels where it declares them and the
+host fallback elsewhere; padding, truncation, the n-dimensional transforms, the
+frequencies and the shifts are core composites. Inputs are drawn with every
+layout the suite knows, on every floating dtype the device supports.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ndplane as nd
+from ndplane.conformance import _helpers as h
+
+NORMS = st.sampled_from(["backward", "ortho", "forward"])
+VALUES = h.Values(-4, 4, special=False)
+
+
+@pytest.fixture(autouse=True)
+def _no_fallback_noise():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", nd.FallbackWarning)
+        yield
+
+
+def _dtypes(device: nd.Device, kinds: tuple[str, ...]) -> list[nd.DType]:
+    return [d for d in h.supported(device, kinds) if d is not nd.float16]
+
+
+def _tol(dtype: nd.DType, n: int) -> tuple[float, float]:
+    single = dtype in (nd.float32, nd.complex64)
+    scale = max(n, 1)
+    return (1e-4 * scale, 1e-4 * scale) if single else (1e-10 * scale, 1e-10 * scale)
+
+
+def _np(fn, ref: np.ndarray, **kw):
+    wide = ref.astype(np.complex128 if ref.dtype.kind == "c" else np.float64)
+    return fn(wide, **kw)
+
+
+def _result(dtype: nd.DType, complex_out: bool) -> nd.DType:
+    real = h.REAL_OF.get(dtype, dtype)
+    if not complex_out:
+        return real
+    return nd.complex64 if real is nd.float32 else nd.complex128
+
+
+@h.hyp()
+@given(data=st.data(), norm=NORMS)
+def test_one_dimensional(device: nd.Device, data: st.DataObject, norm: str) -> None:
+    shape = data.draw(h.shapes(min_dims=1, max_dims=3, min_side=1), label="shape")
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1), label="axis")
+    n = data.draw(st.none() | st.integers(1, 6), label="n")
+    cases = [("fft", ("complex",), True), ("ifft", ("complex",), True), ("rfft", ("float",), True),
+             ("ihfft", ("float",), True), ("irfft", ("complex",), False), ("hfft", ("complex",), False)]  # fmt: skip
+    for op, kinds, complex_out in cases:
+        for dtype in _dtypes(device, kinds):
+            a = data.draw(h.arrays(device, dtype, shape, VALUES), label=f"{op} {dtype.name}")
+            if op in ("irfft", "hfft") and n is None and a.ref.shape[axis] < 2:
+                continue  # the default length 2 * (m - 1) would be 0
+            if _result(dtype, complex_out) not in device.backend.dtypes:
+                with pytest.raises(nd.UnsupportedDTypeError):
+                    getattr(nd.fft, op)(a.x, n=n, axis=axis, norm=norm)
+                continue
+            got = getattr(nd.fft, op)(a.x, n=n, axis=axis, norm=norm)
+            expected = _np(getattr(np.fft, op), a.ref, n=n, axis=axis, norm=norm)
+            h.assert_same(got, expected, _result(dtype, complex_out), tol=_tol(dtype, a.ref.shape[axis]))
+
+
+@h.hyp()
+@given(data=st.data(), norm=NORMS)
+def test_n_dimensional(device: nd.Device, data: st.DataObject, norm: str) -> None:
+    shape = data.draw(h.shapes(min_dims=1, max_dims=3, min_side=1), label="shape")
+    k = data.draw(st.integers(1, len(shape)), label="k")
+    axes = data.draw(st.permutations(range(len(shape))), label="axes")[:k]
+    s = data.draw(st.none() | st.lists(st.integers(1, 5), min_size=k, max_size=k), label="s")
+    size = int(np.prod(shape))
+    for dtype in _dtypes(device, ("complex",)):
+        a = data.draw(h.arrays(device, dtype, shape, VALUES), label=f"x {dtype.name}")
+        for op in ("fftn", "ifftn"):
+            got = getattr(nd.fft, op)(a.x, s=s, axes=axes, norm=norm)
+            h.assert_same(got, _np(getattr(np.fft, op), a.ref, s=s, axes=axes, norm=norm), dtype, tol=_tol(dtype, size))
+        if s is not None or a.ref.shape[axes[-1]] >= 2:
+            got = nd.fft.irfftn(a.x, s=s, axes=axes, norm=norm)
+            expected = _np(np.fft.irfftn, a.ref, s=s, axes=axes, norm=norm)
+            h.assert_same(got, expected, _result(dtype, False), tol=_tol(dtype, size))
+    for dtype in _dtypes(device, ("float",)):
+        if _result(dtype, True) not in device.backend.dtypes:
+            continue
+        a = data.draw(h.arrays(device, dtype, shape, VALUES), label=f"r {dtype.name}")
+        got = nd.fft.rfftn(a.x, s=s, axes=axes, norm=norm)
+        h.assert_same(got, _np(np.fft.rfftn, a.ref, s=s, axes=axes, norm=norm), _result(dtype, True),
+                      tol=_tol(dtype, size))  # fmt: skip
+
+
+@h.hyp()
+@given(n=st.integers(1, 9), d=st.sampled_from([1.0, 0.5, 3.0]), data=st.data())
+def test_frequencies_and_shifts(device: nd.Device, n: int, d: float, data: st.DataObject) -> None:
+    for dtype in _dtypes(device, ("float",)):
+        h.assert_same(nd.fft.fftfreq(n, d=d, dtype=dtype, device=device), np.fft.fftfreq(n, d), dtype,
+                      tol=_tol(dtype, 1))  # fmt: skip
+        h.assert_same(nd.fft.rfftfreq(n, d=d, dtype=dtype, device=device), np.fft.rfftfreq(n, d), dtype,
+                      tol=_tol(dtype, 1))  # fmt: skip
+    default = nd.fft.fftfreq(n, device=device)
+    assert default.dtype is h.default(device, "real floating") and default.device == device
+    shape = data.draw(h.shapes(min_dims=1, max_dims=3), label="shape")
+    axes = data.draw(st.none() | st.integers(-len(shape), len(shape) - 1), label="axes")
+    for dtype in h.supported(device):
+        a = data.draw(h.arrays(device, dtype, shape), label=f"x {dtype.name}")
+        h.assert_same(nd.fft.fftshift(a.x, axes=axes), np.fft.fftshift(a.ref, axes=axes), dtype, exact=True)
+        h.assert_same(nd.fft.ifftshift(a.x, axes=axes), np.fft.ifftshift(a.ref, axes=axes), dtype, exact=True)
+
+
+def test_errors(device: nd.Device) -> None:
+    real = _dtypes(device, ("float",))[0]
+    x = nd.ones((4,), dtype=real, device=device)
+    with pytest.raises(ValueError, match="norm"):
+        nd.fft.rfft(x, norm="both")
+    with pytest.raises(ValueError, match="n must be >= 1"):
+        nd.fft.rfft(x, n=0)
+    with pytest.raises(TypeError, match="floating"):
+        nd.fft.fft(nd.ones((4,), dtype=h.default(device, "integral"), device=device))
+    cdt = _dtypes(device, ("complex",))
+    if cdt:
+        with pytest.raises(TypeError, match="real"):
+            nd.fft.rfft(nd.ones((4,), dtype=cdt[0], device=device))

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Run the official Array API conformance suite (data-apis/array-api-tests) against ndplane.
+
+The suite is never copied into this repository: pass the path to a checkout of
+https://github.com/data-apis/array-api-tests whose ``array-api`` submodule (the spec)
+is present (``git submodule update --init``). The run is reproducible: a fixed
+hypothesis seed, ``--max-examples=20`` and the committed xfails file ``tools/array-api-xfails.txt``
+(``tools/array-api-xfails-VERSION.txt`` where one exists; every id says why it fails).
+
+    python tools/run_array_api_tests.py /path/to/array-api-tests
+    python tools/run_array_api_tests.py /path/to/array-api-tests --device cpu --version 2025.12
+    python tools/run_array_api_tests.py /path/to/array-api-tests -- array_api_tests/test_linalg.py -x
+
+Prints passed / failed / total and the pass percentage, where total counts every
+collected test (passed, failed, errored, skipped, xfailed, xpassed) and only
+passed + xpassed count as passing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_XFAILS = HERE / "array-api-xfails.txt"
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("checkout", type=Path, help="path to a checkout of data-apis/array-api-tests")
+    p.add_argument("--device", default="numpy", help="NDPLANE_DEVICE for the run (default: numpy)")
+    p.add_argument("--version", default="2024.12", help="ARRAY_API_TESTS_VERSION (default: 2024.12)")
+    p.add_argument("--max-examples", type=int, default=20, help="hypothesis examples per test (default: 20)")
+    p.add_argument("--seed", type=int, default=20241212, help="hypothesis seed (default: 20241212)")
+    p.add_argument("--xfails", type=Path, default=None,
+                   help="xfails file (default: tools/array-api-xfails-VERSION.txt if it exists, "
+                        "else tools/array-api-xfails.txt)")  # fmt: skip
+    p.add_argument("--no-xfails", action="store_true", help="run without the xfails file")
+    p.add_argument("--junit", type=Path, help="also keep the JUnit XML report here")
+    p.epilog = "Arguments after -- go to pytest (test files, -k, -x, ...)."
+    if "--" in argv:
+        cut = argv.index("--")
+        args = p.parse_args(argv[:cut])
+        args.pytest_args = argv[cut + 1 :]
+    else:
+        args = p.parse_args(argv)
+        args.pytest_args = []
+    return args
+
+
+def _default_xfails(version: str) -> Path:
+    specific = HERE / f"array-api-xfails-{version}.txt"
+    return specific if specific.exists() else DEFAULT_XFAILS
+
+
+def count(junit: Path) -> dict[str, int]:
+    """passed/failed/error/skipped/xfailed/xpassed counts from a pytest JUnit XML report."""
+    tally = dict.fromkeys(("passed", "failed", "error", "skipped", "xfailed"), 0)
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        tags = {child.tag: child for child in case}
+        if "failure" in tags:
+            tally["failed"] += 1
+        elif "error" in tags:
+            tally["error"] += 1
+        elif "skipped" in tags:
+            kind = tags["skipped"].get("type", "")
+            tally["xfailed" if kind == "pytest.xfail" else "skipped"] += 1
+        else:
+            tally["passed"] += 1  # NOTE: JUnit reports an XPASS (non-strict) as a pass
+    return tally
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    checkout = args.checkout.resolve()
+    spec = checkout / "array-api" / "spec" / args.version
+    if not (checkout / "array_api_tests").is_dir():
+        sys.exit(f"{checkout}: not a checkout of data-apis/array-api-tests (no array_api_tests/).")
+    if not spec.is_dir():
+        sys.exit(f"{spec}: the spec submodule is missing; run `git submodule update --init` in {checkout}.")
+    env = dict(os.environ)
+    env.update(
+        ARRAY_API_TESTS_MODULE="ndplane",
+        ARRAY_API_TESTS_VERSION=args.version,
+        NDPLANE_DEVICE=args.device,
+        NDPLANE_FALLBACK=env.get("NDPLANE_FALLBACK", "allow"),
+        PYTHONHASHSEED="0",
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        # NOTE: a fresh hypothesis database, so failures saved by earlier runs are not replayed.
+        env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(Path(tmp) / "hypothesis")
+        junit = args.junit or Path(tmp) / "junit.xml"
+        cmd = [
+            sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=line", "-rf",
+            f"--max-examples={args.max_examples}", f"--hypothesis-seed={args.seed}",
+            "--disable-deadline", f"--junitxml={junit}", "-o", "junit_family=xunit1",
+        ]  # fmt: skip
+        if not args.no_xfails:
+            xfails = args.xfails or _default_xfails(args.version)
+            cmd.append(f"--xfails-file={xfails.resolve()}")
+        cmd += args.pytest_args or ["array_api_tests/"]
+        print("$", " ".join(cmd), f"  (in {checkout}, device {args.device}, version {args.version})", flush=True)
+        rc = subprocess.call(cmd, cwd=checkout, env=env)
+        if not junit.exists():
+            print(f"pytest exited with {rc} and wrote no report.", file=sys.stderr)
+            return rc or 1
+        t = count(junit)
+    total = sum(t.values())
+    passed = t["passed"]
+    pct = 100.0 * passed / total if total else 0.0
+    print(
+        f"\narray-api-tests {args.version} on ndplane device '{args.device}': "
+        f"passed {passed}, failed {t['failed'] + t['error']}, xfailed {t['xfailed']}, "
+        f"skipped {t['skipped']}, total {total}: {pct:.2f}% passed"
+    )
+    return 0 if rc in (0, 1) else rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
