@@ -139,3 +139,19 @@ def test_optimizers_follow_pytorch_update_rules() -> None:
                 v = 0.999 * v + 0.001 * g * g
                 ref = ref - 0.01 * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
         np.testing.assert_allclose(p.to_numpy(), ref, rtol=1e-10, err_msg=opt_cls.__name__)
+
+
+def test_optimizer_state_is_per_parameter_when_some_grads_are_missing() -> None:
+    def run(together: bool) -> list[list[float]]:
+        a = nd.asarray([1.0, 2.0], requires_grad=True)
+        b = nd.asarray([[3.0]], requires_grad=True)
+        opts = [nd.optim.Adam([a, b], lr=0.1)] if together else [nd.optim.Adam([a], lr=0.1), nd.optim.Adam([b], lr=0.1)]
+        for with_b in (False, True, True):
+            loss = nd.sum(a * a) + (nd.sum(b * b) if with_b else 0.0)
+            loss.backward()
+            for o in opts:
+                o.step()
+                o.zero_grad()
+        return [a.tolist(), b.tolist()]
+
+    assert run(True) == run(False)

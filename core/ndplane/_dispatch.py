@@ -590,8 +590,6 @@ def matmul3(a: Array, b: Array) -> Array:
             args = (_matmul_operand(a, (batch, m, k), backend, keep),
                     _matmul_operand(b, (batch, k2, n), backend, keep), out._ref)  # fmt: skip
             run(backend, path, "matmul", None, compute, args, (2,))
-    if a.requires_grad or b.requires_grad:
-        _graph.record("matmul3", out, (a, b), (a, b))
     return out
 
 

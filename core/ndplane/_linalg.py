@@ -6,6 +6,7 @@ from typing import Sequence
 
 from . import _dispatch, _dtypes, _layout
 from ._array import Array
+from .autograd import graph as _graph
 from ._manipulation import expand_dims, permute_dims, reshape
 
 __all__ = ["matmul", "vecdot", "tensordot"]
@@ -27,37 +28,47 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     dt = x1.dtype if x1.dtype is x2.dtype else _dtypes.promote(x1.dtype, x2.dtype, "matmul")
     a = x1 if x1.dtype is dt else _dispatch.cast(x1, dt)
     b = x2 if x2.dtype is dt else _dispatch.cast(x2, dt)
-    a2 = expand_dims(a, axis=0) if a.ndim == 1 else a
-    b2 = expand_dims(b, axis=-1) if b.ndim == 1 else b
-    (m, k), (k2, n) = a2.shape[-2:], b2.shape[-2:]
+    sa, sb = a.shape, b.shape
+    (m, k) = (1, sa[0]) if len(sa) == 1 else sa[-2:]
+    (k2, n) = (sb[0], 1) if len(sb) == 1 else sb[-2:]
     if k != k2:
         raise ValueError(
             f"matmul: shapes {x1.shape} and {x2.shape} are not aligned: "
             f"{k} (last axis of x1) != {k2} (" + ("only axis" if x2.ndim == 1 else "second-to-last axis")
             + " of x2)."
         )
-    batch = _layout.broadcast_shapes(a2.shape[:-2], b2.shape[:-2], name="matmul")
+    ba, bb = sa[:-2], sb[:-2]
+    batch = ba if ba == bb else _layout.broadcast_shapes(ba, bb, name="matmul")
     nb = _layout.prod(batch)
-    a3 = _batch3(a2, batch, nb)
-    b3 = _batch3(b2, batch, nb)
-    out = _dispatch.matmul3(a3, b3)
-    shape = batch + (m, n)
-    out = reshape(out, shape)
-    if x1.ndim == 1:
-        out = reshape(out, shape[:-2] + (n,))
-    if x2.ndim == 1:
-        out = reshape(out, out.shape[:-1])
+    # NOTE: the (B, R, C) operands are raw views (no graph); the whole product is one node,
+    # whose rule (autograd/rules.py, "matmul") handles vectors and batch broadcasting.
+    out = _dispatch.matmul3(_batch3(a, batch, nb, m, k), _batch3(b, batch, nb, k, n))
+    shape = batch + ((m,) if len(sa) > 1 else ()) + ((n,) if len(sb) > 1 else ())
+    out = _dispatch.view_as(out, shape, _layout.contiguous_strides(shape), 0)
+    if a.requires_grad or b.requires_grad:
+        _graph.record("matmul", out, (a, b), (a, b))
     return out
 
 
-def _batch3(x: Array, batch: tuple[int, ...], nb: int) -> Array:
-    """``x`` (..., R, C) as (B, R, C): a view when the batch axes merge (or broadcast), else a copy."""
-    from ._manipulation import broadcast_to
-
-    r, c = x.shape[-2:]
-    full = broadcast_to(x, batch + (r, c)) if x.shape[:-2] != batch else x
-    # NOTE: reshape is a view whenever the batch axes merge, and it is recorded for autograd.
-    return reshape(full, (nb, r, c))
+def _batch3(x: Array, batch: tuple[int, ...], nb: int, r: int, c: int) -> Array:
+    """``x`` (..., R, C) -- or a vector standing for (1, C) / (R, 1) -- as a (B, R, C) view where
+    the batch axes merge (or broadcast with stride 0), else as a (B, R, C) copy."""
+    ref = x._ref
+    if len(ref.shape) == 1:
+        strides2 = (0, ref.strides[0]) if r == 1 else (ref.strides[0], 0)
+        lead: tuple[int, ...] = ()
+        lead_strides: tuple[int, ...] = ()
+    else:
+        strides2 = ref.strides[-2:]
+        lead, lead_strides = ref.shape[:-2], ref.strides[:-2]
+    if lead != batch:
+        lead_strides = _layout.broadcast_strides(lead, lead_strides, batch, "matmul")
+    bstrides = _layout.reshape_strides(batch, lead_strides, (nb,)) if batch else (0,)
+    if bstrides is None:  # batch axes that do not merge: copy them into one
+        full = _dispatch.view_as(x, batch + (r, c), lead_strides + strides2, ref.offset)
+        c3 = _dispatch.copy_of(full)
+        return _dispatch.view_as(c3, (nb, r, c), (r * c, c, 1), 0)
+    return _dispatch.view_as(x, (nb, r, c), bstrides + strides2, ref.offset)
 
 
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:

@@ -167,11 +167,22 @@ def _cast(g: Any, node: Node) -> tuple[Any]:
     return (nd.astype(g, src.dtype),)
 
 
-def _matmul3(g: Any, node: Node) -> tuple[Any, Any]:
+def _matmul(g: Any, node: Node) -> tuple[Any, Any]:
     a, b = node.saved_values()
     ia, ib = node.inputs
-    ga = nd.matmul(g, _c(nd.matrix_transpose(b))) if ia is not None else None
-    gb = nd.matmul(_c(nd.matrix_transpose(a)), g) if ib is not None else None
+    # Vectors act as (1, K) and (K, 1) matrices; the output gradient gets those axes back.
+    a2 = nd.reshape(a, (1, a.shape[0])) if a.ndim == 1 else a
+    b2 = nd.reshape(b, (b.shape[0], 1)) if b.ndim == 1 else b
+    g2 = g
+    if a.ndim == 1:
+        g2 = nd.expand_dims(g2, axis=-2 if b.ndim > 1 else -1)
+    if b.ndim == 1:
+        g2 = nd.expand_dims(g2, axis=-1)
+    ga = gb = None
+    if ia is not None:
+        ga = nd.reshape(unbroadcast(nd.matmul(g2, _c(nd.matrix_transpose(b2))), a2.shape), a.shape)
+    if ib is not None:
+        gb = nd.reshape(unbroadcast(nd.matmul(_c(nd.matrix_transpose(a2)), g2), b2.shape), b.shape)
     return ga, gb
 
 
@@ -354,7 +365,7 @@ def _gather_sorted(gg: Any, node: Node) -> tuple[Any]:
 
 
 OTHER_RULES: dict[str, Rule] = {
-    "where": _where, "cast": _cast, "matmul3": _matmul3, "sum": _sum, "prod": _prod,
+    "where": _where, "cast": _cast, "matmul": _matmul, "sum": _sum, "prod": _prod,
     "max": _maxmin, "min": _maxmin, "cumulative_sum": _cumsum, "cumulative_prod": _cumprod,
     "take": _take, "take_of_scatter": _take_of_scatter, "reshape": _reshape, "permute_dims": _permute,
     "broadcast_to": _broadcast, "flip": _flip, "getitem": _getitem, "getitem_of_put": _getitem_of_put,

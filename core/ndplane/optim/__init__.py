@@ -24,7 +24,13 @@ __all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
 
 
 class Optimizer:
-    """Base class: holds the parameters and per-parameter state; ``step`` runs under ``no_grad``."""
+    """Base class: parameters, per-parameter state, and a ``step`` that runs under ``no_grad``.
+
+    ``step`` works on all parameters of one device and dtype at once: their gradients are
+    gathered into one flat array, the update rule runs once on it (a handful of kernels,
+    whatever the number of parameters), and each parameter takes its slice. The state
+    (momentum, Adam's moments) lives in flat arrays; each parameter's share is a view.
+    """
 
     def __init__(self, params: Iterable[Array], defaults: dict[str, Any]) -> None:
         self.params = list(params)
@@ -34,7 +40,12 @@ class Optimizer:
             if type(p) is not Array or not p.requires_grad:
                 raise TypeError(f"{type(self).__name__}: every parameter must be an array with requires_grad=True.")
         self.defaults = defaults
-        self.state: dict[int, dict[str, Any]] = {}
+        groups: dict[tuple[Any, Any], list[Array]] = {}
+        for p in self.params:
+            groups.setdefault((p.device, p.dtype), []).append(p)
+        self._groups = list(groups.values())
+        self._flat: dict[int, dict[str, Array]] = {}  # group index -> flat state arrays
+        self.state: dict[int, dict[str, Any]] = {id(p): {"step": 0} for p in self.params}
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self.params:
@@ -42,12 +53,45 @@ class Optimizer:
 
     def step(self) -> None:
         with nd.no_grad():
-            for p in self.params:
-                if p.grad is not None:
-                    self._update(p, p.grad, self.state.setdefault(id(p), {}))
+            for gi, group in enumerate(self._groups):
+                live = [p for p in group if p.grad is not None]
+                if not live:
+                    continue
+                flat = self._flat.get(gi)
+                if flat is None:
+                    flat = self._flat[gi] = {name: nd.zeros(sum(p.size for p in group), dtype=group[0].dtype,
+                                                              device=group[0].device)
+                                             for name in self._state_names}  # fmt: skip
+                in_step = len({self.state[id(p)]["step"] for p in group}) == 1
+                if len(live) == len(group) and in_step:  # the common case: one update for all
+                    views = [(_flatten([p.grad for p in group]), _flatten(group), flat)]
+                    params = [group]
+                else:
+                    views, params, off = [], [], 0
+                    for p in group:
+                        if p.grad is not None:
+                            share = {k: v[off : off + p.size] for k, v in flat.items()}
+                            views.append((nd.reshape(p.grad, (-1,)), nd.reshape(p, (-1,)), share))
+                            params.append([p])
+                        off += p.size
+                for (g, pflat, state), ps in zip(views, params):
+                    for p in ps:
+                        self.state[id(p)]["step"] += 1
+                    delta = self._delta(g, pflat, state, self.state[id(ps[0])]["step"])
+                    off = 0
+                    for p in ps:
+                        p -= nd.reshape(delta[off : off + p.size], p.shape)
+                        off += p.size
 
-    def _update(self, p: Array, g: Array, state: dict[str, Any]) -> None:
+    _state_names: tuple[str, ...] = ()
+
+    def _delta(self, g: Array, p: Array, state: dict[str, Array], t: int) -> Array:
+        """The amount to subtract from the (flat) parameters ``p`` given gradients ``g``."""
         raise NotImplementedError
+
+
+def _flatten(arrays: list[Array]) -> Array:
+    return nd.reshape(arrays[0], (-1,)) if len(arrays) == 1 else nd.concat([nd.reshape(a, (-1,)) for a in arrays])
 
 
 def _check(name: str, value: float, low: float = 0.0) -> float:
@@ -67,18 +111,22 @@ class SGD(Optimizer):
         self.lr, self.momentum = _check("lr", lr), _check("momentum", momentum)
         self.dampening, self.weight_decay, self.nesterov = dampening, _check("weight_decay", weight_decay), nesterov
 
-    def _update(self, p: Array, g: Array, state: dict[str, Any]) -> None:
+    @property
+    def _state_names(self) -> tuple[str, ...]:  # type: ignore[override]
+        return ("momentum",) if self.momentum else ()
+
+    def _delta(self, g: Array, p: Array, state: dict[str, Array], t: int) -> Array:
         if self.weight_decay:
             g = g + self.weight_decay * p
         if self.momentum:
-            buf = state.get("momentum")
-            if buf is None:
-                buf = state["momentum"] = nd.astype(g, g.dtype, copy=True)
+            buf = state["momentum"]
+            if t == 1:
+                buf[...] = g
             else:
                 buf *= self.momentum
                 buf += (1 - self.dampening) * g
             g = g + self.momentum * buf if self.nesterov else buf
-        p -= self.lr * g
+        return self.lr * g
 
 
 class Adam(Optimizer):
@@ -94,27 +142,22 @@ class Adam(Optimizer):
             raise ValueError(f"invalid betas: {betas} (each must be in [0, 1)).")
         self.betas = betas
 
-    def _update(self, p: Array, g: Array, state: dict[str, Any]) -> None:
+    _state_names = ("m", "v")
+
+    def _delta(self, g: Array, p: Array, state: dict[str, Array], t: int) -> Array:
         b1, b2 = self.betas
-        if self.weight_decay:
-            if self.decoupled:
-                p *= 1 - self.lr * self.weight_decay
-            else:
-                g = g + self.weight_decay * p
-        if not state:
-            state["step"] = 0
-            state["m"] = nd.zeros_like(p)
-            state["v"] = nd.zeros_like(p)
-        state["step"] += 1
-        t = state["step"]
+        if self.weight_decay and not self.decoupled:
+            g = g + self.weight_decay * p
         m, v = state["m"], state["v"]
         m *= b1
         m += (1 - b1) * g
         v *= b2
         v += (1 - b2) * (g * g)
-        step = self.lr / (1 - b1**t)
         denom = nd.sqrt(v) * (1 / math.sqrt(1 - b2**t)) + self.eps
-        p -= step * (m / denom)
+        delta = (self.lr / (1 - b1**t)) * (m / denom)
+        if self.weight_decay and self.decoupled:
+            delta += (self.lr * self.weight_decay) * p
+        return delta
 
 
 class AdamW(Adam):
