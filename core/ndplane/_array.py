@@ -244,6 +244,9 @@ def _unpickle(data: Any, dtype_name: str, shape: tuple[int, ...], kind: str) -> 
     return asarray(host, device=kind, copy=True)
 
 
+_graph.bind_array_type(Array)
+
+
 def _new(storage: Storage, dtype: DType, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array:
     """The one constructor of Arrays."""
     a = object.__new__(Array)

@@ -71,7 +71,7 @@ class Node:
         self.name = name
         self.inputs = inputs
         self.saved = saved
-        self.versions = tuple(s._storage.version for s in saved)
+        self.versions = [s._storage.version for s in saved]
         self.params = params
 
     def __repr__(self) -> str:
@@ -101,6 +101,18 @@ class Node:
         return self.saved
 
 
+class _LazyArrayType:
+    """``type(x) is _Array`` without importing _array at module load (it imports this module)."""
+
+
+_Array: Any = _LazyArrayType
+
+
+def bind_array_type(cls: type) -> None:
+    global _Array
+    _Array = cls
+
+
 def _detached(x: Array) -> Array:
     """The same data as a new Array outside the graph (shares storage, no node)."""
     from .._array import _new
@@ -118,16 +130,19 @@ def record(name: str, out: Array, inputs: tuple[Any, ...], saved: tuple[Array, .
     """
     if not getattr(_state, "enabled", True):
         return out
-    from .._array import Array
-
-    arrays = tuple(x if type(x) is Array and x.requires_grad else None for x in inputs)
-    if not any(a is not None for a in arrays):
-        return out
-    if not out.dtype.is_floating:
-        return out  # integer and boolean results carry no gradient
-    out._node = Node(name, arrays, tuple(_detached(s) if s is out else s for s in saved), params)
+    arrays = [x if type(x) is _Array and x.requires_grad else None for x in inputs]
+    if arrays.count(None) == len(arrays) or out._ref.dtype.kind not in _FLOATING:
+        return out  # no input needs a gradient, or an integer/boolean result (none flows)
+    for s in saved:
+        if s is out:  # NOTE: identity, not `in`: Array.__eq__ is elementwise
+            saved = tuple(_detached(s) if s is out else s for s in saved)
+            break
+    out._node = Node(name, tuple(arrays), saved, params)
     out.requires_grad = True
     return out
+
+
+_FLOATING = frozenset({"float", "complex"})
 
 
 def alias(x: Array) -> Array:
@@ -149,13 +164,13 @@ def check_inplace(x: Array, name: str) -> None:
 def record_elementwise(op: str, out: Array, operands: tuple[Any, ...]) -> Array:
     """Record an elementwise op: saves the array operands and ``out`` unless the rule needs none;
     ``params`` keeps the scalar operands (None in an array's place)."""
-    from .._array import Array
-
     with_operands = op not in NO_SAVE
     with_out = op in NEEDS_OUT
-    saved = (tuple(x for x in operands if type(x) is Array) if with_operands else ()) + ((out,) if with_out else ())
-    scalars = tuple(None if type(x) is Array else x for x in operands)
-    return record(op, out, operands, saved, (scalars, with_operands, with_out))
+    saved = [x for x in operands if type(x) is _Array] if with_operands else []
+    if with_out:
+        saved.append(_detached(out))
+    scalars = tuple([None if type(x) is _Array else x for x in operands])
+    return record(op, out, operands, tuple(saved), (scalars, with_operands, with_out))
 
 
 def _toposort(roots: Sequence[Array]) -> list[Array]:
