@@ -14,6 +14,7 @@ import ndplane as nd
 
 from .. import _layout
 from .._array import Array
+from ..autograd import graph as _graph
 from ..composite import layer_norm as _layer_norm
 from ..composite import log_softmax, logsumexp, softmax
 
@@ -25,8 +26,12 @@ __all__ = [
 
 
 def relu(x: Array) -> Array:
-    """``max(x, 0)``."""
-    return nd.maximum(x, 0.0) if x.dtype.is_floating else nd.maximum(x, 0)
+    """``max(x, 0)``; one graph node whose gradient is ``g`` where the output is positive."""
+    if not x.dtype.is_floating:
+        return nd.maximum(x, 0)
+    with nd.no_grad():
+        out = nd.maximum(x, 0.0)
+    return _graph.record("relu", out, (x,), (out,)) if x.requires_grad else out
 
 
 def _erf(x: Array) -> Array:
@@ -238,11 +243,34 @@ def nll_loss(log_probs: Array, target: Array, reduction: str = "mean") -> Array:
 def cross_entropy(logits: Array, target: Array, reduction: str = "mean") -> Array:
     """Cross entropy of integer ``target`` (N,) given unnormalised ``logits`` (N, C).
 
+    One graph node: its gradient is ``(softmax(logits) - one_hot(target)) * g`` (divided by N
+    for the mean), instead of the chain of log_softmax, one_hot and the sums.
+
     >>> import ndplane as nd
     >>> round(float(cross_entropy(nd.asarray([[2.0, 0.0]]), nd.asarray([0]))), 4)
     0.1269
     """
-    return nll_loss(log_softmax(logits, axis=1), target, reduction)
+    if reduction == "none" or not logits.requires_grad:
+        return nll_loss(log_softmax(logits, axis=1), target, reduction)
+    with nd.no_grad():
+        logp = log_softmax(logits, axis=1)
+        hot = one_hot(target, logits.shape[1], logp.dtype) if logits.ndim == 2 else None
+        loss = nll_loss(logp, target, reduction)
+    return _graph.record("cross_entropy", loss, (logits,), (logp, hot), reduction)
+
+
+def _relu_vjp(g: Array, node: _graph.Node) -> tuple[Array]:
+    (out,) = node.saved_values()
+    return (nd.where(out > 0, g, 0.0),)
+
+
+def _cross_entropy_vjp(g: Array, node: _graph.Node) -> tuple[Array]:
+    logp, hot = node.saved_values()
+    scale = g / logp.shape[0] if node.params == "mean" else g
+    return ((nd.exp(logp) - hot) * scale,)
+
+
+_graph.RULES.update({"relu": _relu_vjp, "cross_entropy": _cross_entropy_vjp})
 
 
 def binary_cross_entropy_with_logits(logits: Array, target: Array, reduction: str = "mean") -> Array:
