@@ -225,8 +225,12 @@ def operand(x: Array, shape: tuple[int, ...], backend: Backend, name: str, keep:
     ref = _broadcast_ref(x, shape, name)
     if "strided" in backend.capabilities:
         return ref
-    st = x._storage
-    out = _out(st.device, backend, r.dtype, shape, ref.size)
+    return _materialize(x, ref, backend, keep)
+
+
+def _materialize(x: Array, ref: Ref, backend: Backend, keep: list[Array]) -> Ref:
+    """A contiguous copy of the view ``ref`` of ``x``'s storage, kept alive in ``keep``."""
+    out = _out(x._storage.device, backend, ref.dtype, ref.shape, ref.size)
     if ref.size:
         backend.copy(ref, out._ref)
     keep.append(out)
@@ -564,14 +568,7 @@ def _matmul_operand(x: Array, shape: tuple[int, ...], backend: Backend, keep: li
         r, c = shape[1], shape[2]
         if (cs == 1 or c == 1) or (rs == 1 or r == 1):
             return ref
-    if ref.contiguous:
-        return ref
-    st = x._storage
-    out = _out(st.device, backend, ref.dtype, shape, ref.size)
-    if ref.size:
-        backend.copy(ref, out._ref)
-    keep.append(out)
-    return out._ref
+    return ref if ref.contiguous else _materialize(x, ref, backend, keep)
 
 
 def matmul3(a: Array, b: Array) -> Array:

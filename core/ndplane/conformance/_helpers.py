@@ -533,3 +533,12 @@ class KernelSpy:
 def live_backends() -> dict[nd.Device, Any]:
     """Every device whose backend has started (for memory checks)."""
     return {d: d._backend for d in list(nd.Device._interned.values()) if d._backend is not None}
+
+
+def promotes(a: nd.DType, b: nd.DType) -> bool:
+    """Whether the two dtypes have a common promoted dtype."""
+    try:
+        nd.result_type(a, b)
+    except TypeError:
+        return False
+    return True

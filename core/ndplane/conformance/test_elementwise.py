@@ -355,15 +355,8 @@ def test_python_scalar_of_higher_kind(device: nd.Device, skind: str, akind: str,
 
 def _binary_pairs(device: nd.Device) -> list[tuple[nd.DType, nd.DType]]:
     ds = h.supported(device)
-    return [(a, b) for a in ds for b in ds if a is not b and _promotes(a, b)]
+    return [(a, b) for a in ds for b in ds if a is not b and h.promotes(a, b)]
 
-
-def _promotes(a: nd.DType, b: nd.DType) -> bool:
-    try:
-        nd.result_type(a, b)
-    except TypeError:
-        return False
-    return True
 
 
 _SAME_KIND_EXPECTED = {

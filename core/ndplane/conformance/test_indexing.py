@@ -203,7 +203,7 @@ def test_where(device: nd.Device, data: st.DataObject) -> None:
     shape = np.broadcast_shapes(sc, s1, s2)
     c = data.draw(h.layouts(sc), label="cond").build(device, nd.bool)
     d1, d2 = _dtype(device, data), _dtype(device, data)
-    if not _promotes(d1, d2) or nd.result_type(d1, d2) not in device.backend.dtypes:
+    if not h.promotes(d1, d2) or nd.result_type(d1, d2) not in device.backend.dtypes:
         d2 = d1
     a = data.draw(h.layouts(s1), label="x1").build(device, d1)
     b = data.draw(h.layouts(s2), label="x2").build(device, d2)
@@ -222,13 +222,6 @@ def test_where(device: nd.Device, data: st.DataObject) -> None:
         nd.where(c.x, scalar, a.x), expected, d1, exact=True, signed_zeros=True, msg="where(c, s, x): "
     )
 
-
-def _promotes(a: nd.DType, b: nd.DType) -> bool:
-    try:
-        nd.result_type(a, b)
-    except TypeError:
-        return False
-    return True
 
 
 def test_where_requires_bool_condition(device: nd.Device) -> None:

@@ -79,7 +79,7 @@ def test_concat_and_stack(device: nd.Device, data: st.DataObject) -> None:
     axis = data.draw(st.integers(-ndim, ndim - 1), label="axis")
     count = data.draw(st.integers(1, 3), label="count")
     dtypes = [_dtype(device, data) for _ in range(count)]
-    if not all(_promotes(dtypes[0], d) for d in dtypes) or _result(dtypes) not in device.backend.dtypes:
+    if not all(h.promotes(dtypes[0], d) for d in dtypes) or _result(dtypes) not in device.backend.dtypes:
         dtypes = [dtypes[0]] * count
     result = _result(dtypes)
     parts = []
@@ -105,13 +105,6 @@ def _cast(a: np.ndarray, t: np.dtype) -> np.ndarray:
     with np.errstate(all="ignore"):  # int -> float16 may overflow to inf, as it should
         return a.astype(t)
 
-
-def _promotes(a: nd.DType, b: nd.DType) -> bool:
-    try:
-        nd.result_type(a, b)
-    except TypeError:
-        return False
-    return True
 
 
 def _result(dtypes: list[nd.DType]) -> nd.DType:

@@ -5,14 +5,12 @@
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 import ndplane as nd
 from ndplane import nn
 
-from ._data import load_digits_split
-from .digits_mlp import train
+from .digits_mlp import run
 
 
 class SmallCNN(nn.Module):
@@ -31,17 +29,7 @@ class SmallCNN(nn.Module):
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default=None)
-    parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--no-progress", action="store_true")
-    args = parser.parse_args(argv)
-    data = load_digits_split(args.device)
-    device = data[0].device
-    result = train(SmallCNN(device), data, epochs=args.epochs, show_progress=not args.no_progress)
-    print(f"digits CNN on {device}: test accuracy {result['test_accuracy']:.1%} after {args.epochs} epochs, "
-          f"{result['seconds_per_epoch'] * 1e3:.0f} ms per epoch")  # fmt: skip
-    return result
+    return run("CNN", SmallCNN, __doc__.splitlines()[0], 5, argv)
 
 
 if __name__ == "__main__":

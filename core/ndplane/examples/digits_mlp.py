@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
+from typing import Any, Callable
 
 import ndplane as nd
 from ndplane import nn
@@ -58,18 +58,24 @@ def train(model: nn.Module, data: tuple[nd.Array, ...], epochs: int = 20, batch_
     return {"test_accuracy": accuracy(model, x_test, y_test), "seconds_per_epoch": sum(times) / len(times)}
 
 
-def main(argv: list[str] | None = None) -> dict[str, float]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run(name: str, make: Callable[[Any], nn.Module], description: str, epochs: int,
+        argv: list[str] | None) -> dict[str, float]:  # fmt: skip
+    """The command line of the digits examples: parse, load, train ``make(device)``, report."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--device", default=None)
-    parser.add_argument("--epochs", type=int, default=20)
+    parser.add_argument("--epochs", type=int, default=epochs)
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     data = load_digits_split(args.device)
     device = data[0].device
-    result = train(make_model(device), data, epochs=args.epochs, show_progress=not args.no_progress)
-    print(f"digits MLP on {device}: test accuracy {result['test_accuracy']:.1%} after {args.epochs} epochs, "
+    result = train(make(device), data, epochs=args.epochs, show_progress=not args.no_progress)
+    print(f"digits {name} on {device}: test accuracy {result['test_accuracy']:.1%} after {args.epochs} epochs, "
           f"{result['seconds_per_epoch'] * 1e3:.0f} ms per epoch")  # fmt: skip
     return result
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    return run("MLP", make_model, __doc__.splitlines()[0], 20, argv)
 
 
 if __name__ == "__main__":
