@@ -5,6 +5,10 @@
 Prints milliseconds (or microseconds) per call and the ratios ndplane/NumPy and
 ndplane/PyTorch; lower is better for ndplane. matmul rows also print GFLOP/s.
 PyTorch is optional (`pip install torch==2.13.0`, the CPU wheel).
+
+Each row also prints the 1-minute load average when it was timed: on a shared
+machine, other processes take cores away, and times (best of 5 rounds) are
+comparable only between rows and libraries timed under similar load.
 """
 
 from __future__ import annotations
@@ -12,9 +16,10 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import timeit
 
 import numpy as np
-from _harness import best_time, print_table, try_import_torch
+from _harness import print_table, try_import_torch
 
 import ndplane as nd
 from ndplane.composite import softmax
@@ -37,12 +42,16 @@ def cases(quick: bool) -> list[tuple[str, tuple[int, ...], str, float]]:
         ("softmax axis=-1", (big, big // 4), "softmax", 0),
         (f"matmul {mm}^2 float32", (mm, mm), "matmul", 2 * mm**3),
         (f"matmul {mm}^2 float64", (mm, mm), "matmul64", 2 * mm**3),
+        ("rfft axis=-1", (big // 4, big // 4), "rfft", 0),
+        ("inv float64", (mm // 2, mm // 2), "inv64", 0),
     ]
 
 
 def make(kind: str, shape: tuple[int, ...], lib: str, torch, rng):
-    dtype = np.float64 if kind == "matmul64" else np.float32
+    dtype = np.float64 if kind in ("matmul64", "inv64") else np.float32
     x = rng.standard_normal(shape).astype(dtype)
+    if kind == "inv64":
+        x += shape[0] * np.eye(shape[0])
     y = rng.standard_normal(shape).astype(dtype)
     row = rng.standard_normal(shape[-1:]).astype(dtype)
     if lib == "ndplane":
@@ -52,7 +61,8 @@ def make(kind: str, shape: tuple[int, ...], lib: str, torch, rng):
             "badd": lambda: a + r, "tcopy": lambda: nd.asarray(a.T, copy=True),
             "matmul": lambda: a @ b, "matmul64": lambda: a @ b,
             "sum0": lambda: nd.sum(a, axis=0), "sum1": lambda: nd.sum(a, axis=1),
-            "softmax": lambda: softmax(a, axis=-1),
+            "softmax": lambda: softmax(a, axis=-1), "rfft": lambda: nd.fft.rfft(a),
+            "inv64": lambda: nd.linalg.inv(a),
         }[kind]  # fmt: skip
     if lib == "numpy":
 
@@ -65,6 +75,7 @@ def make(kind: str, shape: tuple[int, ...], lib: str, torch, rng):
             "badd": lambda: x + row, "tcopy": lambda: np.ascontiguousarray(x.T),
             "matmul": lambda: x @ y, "matmul64": lambda: x @ y,
             "sum0": lambda: x.sum(axis=0), "sum1": lambda: x.sum(axis=1), "softmax": np_softmax,
+            "rfft": lambda: np.fft.rfft(x), "inv64": lambda: np.linalg.inv(x),
         }[kind]  # fmt: skip
     a, b, r = (torch.from_numpy(v.copy()) for v in (x, y, row))
     return {
@@ -72,7 +83,8 @@ def make(kind: str, shape: tuple[int, ...], lib: str, torch, rng):
         "badd": lambda: a + r, "tcopy": lambda: a.T.contiguous(),
         "matmul": lambda: a @ b, "matmul64": lambda: a @ b,
         "sum0": lambda: a.sum(dim=0), "sum1": lambda: a.sum(dim=1),
-        "softmax": lambda: torch.softmax(a, dim=-1),
+        "softmax": lambda: torch.softmax(a, dim=-1), "rfft": lambda: torch.fft.rfft(a),
+        "inv64": lambda: torch.linalg.inv(a),
     }[kind]  # fmt: skip
 
 
@@ -90,9 +102,25 @@ def latency_rows(torch) -> list[tuple[str, dict]]:
     if torch is not None:
         ta, tb, tm = (torch.from_numpy(v.copy()) for v in (na, nb, nm))
         for (_, fns), fn in zip(rows, [lambda: ta + tb, lambda: ta[1:3], lambda: tm.T,
-                                       lambda: tm.reshape(32, 128)]):  # fmt: skip
+                                       lambda: tm.reshape(32, 128)], strict=True):  # fmt: skip
             fns["torch"] = fn
     return rows
+
+
+def side_by_side(fns: dict, min_time: float = 0.2, repeat: int = 5) -> dict[str, float]:
+    """Best per-call seconds of each function, its ``repeat`` rounds (each at least ``min_time``)
+    interleaved with the others', so that a change of load on a shared machine hits all alike."""
+    timers = {lib: timeit.Timer(fn) for lib, fn in fns.items()}
+    number = {lib: max(1, int(t.autorange()[0] * min_time / 0.2)) for lib, t in timers.items()}
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(repeat):
+        for lib, t in timers.items():
+            best[lib] = min(best[lib], t.timeit(number[lib]) / number[lib])
+    return best
+
+
+def _load() -> str:
+    return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "-"
 
 
 def ratio(x: float, y: float | None) -> str:
@@ -108,25 +136,25 @@ def main() -> None:
     backend = nd.Device("cpu").backend
     print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}, "
           f"numpy {np.__version__}" + (f", torch {torch.__version__}" if torch else ", torch absent")
-          + f"; ndplane-cpu: {backend!r}")  # fmt: skip
+          + f"; ndplane-cpu: {backend!r}; load average {_load()}")  # fmt: skip
     rows = [["case (float32 unless noted)", "ndplane ms", "numpy ms", "torch ms",
-             "nd/numpy", "nd/torch", "nd GFLOP/s", "numpy GFLOP/s"]]  # fmt: skip
+             "nd/numpy", "nd/torch", "nd GFLOP/s", "numpy GFLOP/s", "load"]]  # fmt: skip
     for name, shape, kind, flops in cases(args.quick):
-        t = {lib: best_time(make(kind, shape, lib, torch, rng), min_time=0.3, repeat=5)
-             for lib in ("ndplane", "numpy") + (("torch",) if torch else ())}  # fmt: skip
+        t = side_by_side({lib: make(kind, shape, lib, torch, rng)
+                          for lib in ("ndplane", "numpy") + (("torch",) if torch else ())}, min_time=0.3)  # fmt: skip
         rows.append([f"{name} {shape}", f"{t['ndplane'] * 1e3:.3f}", f"{t['numpy'] * 1e3:.3f}",
                      f"{t['torch'] * 1e3:.3f}" if torch else "-", ratio(t["ndplane"], t["numpy"]),
                      ratio(t["ndplane"], t.get("torch")),
                      f"{flops / t['ndplane'] / 1e9:.1f}" if flops else "",
-                     f"{flops / t['numpy'] / 1e9:.1f}" if flops else ""])  # fmt: skip
+                     f"{flops / t['numpy'] / 1e9:.1f}" if flops else "", _load()])  # fmt: skip
     print_table(rows)
     print()
-    rows = [["small op", "ndplane us", "numpy us", "torch us", "nd/numpy", "nd/torch"]]
+    rows = [["small op", "ndplane us", "numpy us", "torch us", "nd/numpy", "nd/torch", "load"]]
     for name, fns in latency_rows(torch):
-        t = {lib: best_time(fn) for lib, fn in fns.items()}
+        t = side_by_side(fns)
         rows.append([name, f"{t['ndplane'] * 1e6:.2f}", f"{t['numpy'] * 1e6:.2f}",
                      f"{t['torch'] * 1e6:.2f}" if "torch" in t else "-",
-                     ratio(t["ndplane"], t["numpy"]), ratio(t["ndplane"], t.get("torch"))])  # fmt: skip
+                     ratio(t["ndplane"], t["numpy"]), ratio(t["ndplane"], t.get("torch")), _load()])  # fmt: skip
     print_table(rows)
 
 

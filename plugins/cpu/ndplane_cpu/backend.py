@@ -14,9 +14,18 @@ from typing import Any
 import numpy as np
 
 import ndplane
-from ndplane.backend import ALL_OPS, BINARY_OPS, HOST_RESIDENT, STRIDED, UNARY_OPS, Backend
-from ndplane.backend.ops import FUSED_OPS
-from ndplane.backend import BackendSpec, Ref, hookimpl
+from ndplane.backend import (
+    ALL_OPS,
+    BINARY_OPS,
+    HOST_RESIDENT,
+    STRIDED,
+    UNARY_OPS,
+    Backend,
+    BackendSpec,
+    Ref,
+    hookimpl,
+)
+from ndplane.backend.ops import FFT, FFT_OPS, FUSED_OPS, LINALG, LINALG_OPS
 
 _M64 = (1 << 64) - 1
 _DEFAULTS = {
@@ -31,6 +40,8 @@ def _native() -> Any:
     from . import _native as native
 
     native.init(Ref, tuple(ndplane.ALL_DTYPES), ndplane.OutOfMemoryError, "cpu:0")
+    # NOTE: the reference backend raises NumPy's LinAlgError (a ValueError) on singular input.
+    native.set_linalg_error(np.linalg.LinAlgError)
     return native
 
 
@@ -41,15 +52,17 @@ def _make_backend_class() -> type[Backend]:
     support = {op: frozenset(by_name[n] for n in names)
                for kind in ("unary", "binary") for op, names in table[kind].items()}  # fmt: skip
     assert set(support) == UNARY_OPS | BINARY_OPS, "native op table out of date"
+    lapack = frozenset({ndplane.float32, ndplane.float64, ndplane.complex64, ndplane.complex128})
+    support.update({op: lapack for op in LINALG_OPS | FFT_OPS})
 
     class CpuBackend(Backend):
-        """C++ kernels for every primitive and dtype; strided; buffers in host memory."""
+        """C++ kernels for every primitive and dtype; strided; buffers in host memory; LAPACK linalg and FFT."""
 
         name = "cpu"
         dtypes = frozenset(ndplane.ALL_DTYPES)
         default_dtypes = _DEFAULTS
-        capabilities = frozenset({STRIDED, HOST_RESIDENT} | {f"fused:{op}" for op in FUSED_OPS})
-        ops = ALL_OPS
+        capabilities = frozenset({STRIDED, HOST_RESIDENT, LINALG, FFT} | {f"fused:{op}" for op in FUSED_OPS})
+        ops = ALL_OPS | LINALG_OPS | FFT_OPS
         isa = native.isa()
 
         def __init__(self, index: int = 0) -> None:
@@ -97,6 +110,8 @@ def _make_backend_class() -> type[Backend]:
         scatter_add = staticmethod(native.scatter_add)
         sort = staticmethod(native.sort)
         fused = staticmethod(native.fused)
+        linalg = staticmethod(native.linalg)  # LAPACK: float32, float64, complex64, complex128
+        fft = staticmethod(native.fft)
 
         def random_bits(self, key: int, counter: int, out: Ref) -> None:
             native.random_bits(key & _M64, counter & _M64, (counter >> 64) & _M64, out)

@@ -30,6 +30,7 @@ void require_dtype(const char* fn, const char* what, const View& v, int dtype) {
 }
 
 static bool is_c_contiguous(const View& v) {
+    if (v.size == 0) return true;
     int64_t expect = 1;
     for (int d = v.ndim - 1; d >= 0; --d) {
         if (v.shape[d] != 1 && v.strides[d] != expect) return false;
@@ -119,29 +120,35 @@ void run_cast(const View& x, const View& out) {
     const View* vs[2] = {&out, &x};
     Plan p = make_plan(vs, 2);
     const int in = p.nd - 1;
+    const int64_t osz = ITEMSIZE[out.dtype], isz = ITEMSIZE[x.dtype];
+    if (p.nd == 2 && p.st[0][1] == osz && p.st[1][0] == isz && p.st[1][1] != isz && p.shape[0] >= 8 &&
+        p.shape[1] >= 8) {
+        // A transposed source (astype of x.T): 32 x 32 tiles, so the 32 rows of a tile
+        // reuse the source cache lines the first row brought in.
+        constexpr int64_t T = 32;
+        const int64_t R = p.shape[0], C = p.shape[1];
+        const int64_t bands = (R + T - 1) / T;
+        parallel_range(bands, R * C >= 2 * GRAIN ? std::max<int64_t>(1, GRAIN / (T * C)) : bands,
+                       [&](int64_t b, int64_t e) {
+            for (int64_t r0 = b * T; r0 < std::min(R, e * T); r0 += T)
+                for (int64_t c0 = 0; c0 < C; c0 += T)
+                    for (int64_t r = r0; r < std::min(R, r0 + T); ++r)
+                        fn(p.base[1] + r * p.st[1][0] + c0 * p.st[1][1], p.st[1][1],
+                           p.base[0] + r * p.st[0][0] + c0 * osz, osz, std::min(T, C - c0));
+        });
+        return;
+    }
     run_plan<2>(p, [&](char** ptr, int64_t n) { fn(ptr[1], p.st[1][in], ptr[0], p.st[0][in], n); });
 }
 
-// Cache-blocked 2-D copy for a transposed source: dst rows are contiguous,
-// src columns are contiguous. Tiles of B x B keep both sides in L1.
-template <class T>
-static void transpose_copy(char* dst, int64_t d0, const char* src, int64_t s0, int64_t s1,
-                           int64_t R, int64_t C) {
-    constexpr int64_t Bk = 64 / sizeof(T) < 8 ? 8 : 64 / sizeof(T) * 2;
-    const int64_t tiles_r = (R + Bk - 1) / Bk;
-    parallel_range(tiles_r, R * C >= 2 * GRAIN ? 1 : tiles_r, [&](int64_t tb, int64_t te) {
-        for (int64_t tr = tb; tr < te; ++tr) {
-            int64_t r0 = tr * Bk, r1 = std::min(R, r0 + Bk);
-            for (int64_t c0 = 0; c0 < C; c0 += Bk) {
-                int64_t c1 = std::min(C, c0 + Bk);
-                for (int64_t r = r0; r < r1; ++r) {
-                    T* o = reinterpret_cast<T*>(dst + r * d0);
-                    const char* s = src + r * s0;
-                    for (int64_t c = c0; c < c1; ++c) std::memcpy(o + c, s + c * s1, sizeof(T));
-                }
-            }
-        }
-    });
+// A 2-D copy from a transposed source (dst rows contiguous, src columns
+// contiguous): the ISA's register-blocked transpose over bands of 32 rows.
+static void transpose_copy(int L, char* dst, int64_t d0, const char* src, int64_t s1, int64_t R, int64_t C) {
+    TransposeFn fn = kernels().transpose[L];
+    constexpr int64_t BAND = 32;
+    const int64_t bands = (R + BAND - 1) / BAND;
+    parallel_range(bands, R * C >= 2 * GRAIN ? std::max<int64_t>(1, GRAIN / (BAND * C)) : bands,
+                   [&](int64_t b, int64_t e) { fn(dst, d0, src, s1, b * BAND, std::min(R, e * BAND), C); });
 }
 
 void run_copy(const View& src, const View& dst) {
@@ -154,13 +161,7 @@ void run_copy(const View& src, const View& dst) {
     const int64_t isz = ITEMSIZE[dst.dtype];
     if (p.nd == 2 && p.st[0][1] == isz && p.st[1][1] != isz && p.st[1][0] == isz &&
         p.shape[0] >= 8 && p.shape[1] >= 8) {
-        switch (L) {
-            case 0: return transpose_copy<uint8_t>(p.base[0], p.st[0][0], p.base[1], p.st[1][0], p.st[1][1], p.shape[0], p.shape[1]);
-            case 1: return transpose_copy<uint16_t>(p.base[0], p.st[0][0], p.base[1], p.st[1][0], p.st[1][1], p.shape[0], p.shape[1]);
-            case 2: return transpose_copy<uint32_t>(p.base[0], p.st[0][0], p.base[1], p.st[1][0], p.st[1][1], p.shape[0], p.shape[1]);
-            case 3: return transpose_copy<uint64_t>(p.base[0], p.st[0][0], p.base[1], p.st[1][0], p.st[1][1], p.shape[0], p.shape[1]);
-            default: break;
-        }
+        if (L <= 3) return transpose_copy(L, p.base[0], p.st[0][0], p.base[1], p.st[1][1], p.shape[0], p.shape[1]);
     }
     UnaryFn fn = kernels().copy[L];
     run_plan<2>(p, [&](char** ptr, int64_t n) { fn(ptr[1], p.st[1][in], ptr[0], p.st[0][in], n); });

@@ -47,6 +47,18 @@ void binary_loop(const char* a, int64_t sa, const char* b, int64_t sb, char* o, 
         }
         if (sa == t && sb == 0) {
             const T bv = *Bp;
+            if constexpr ((std::is_same_v<Op, ops::maximum> || std::is_same_v<Op, ops::minimum>) &&
+                          std::is_floating_point_v<T>) {
+                // NOTE: with a non-NaN scalar, maximum(a, b) is exactly (b > a) ? b : a (a NaN
+                // a propagates, equal zeros keep a's sign): one maxps, not two compares and a blend.
+                if (bv == bv) {
+                    if constexpr (std::is_same_v<Op, ops::maximum>)
+                        for (int64_t i = 0; i < n; ++i) O[i] = bv > A[i] ? bv : A[i];
+                    else
+                        for (int64_t i = 0; i < n; ++i) O[i] = bv < A[i] ? bv : A[i];
+                    return;
+                }
+            }
             for (int64_t i = 0; i < n; ++i) O[i] = ops::apply2<Op, T>(A[i], bv);
             return;
         }
@@ -89,6 +101,79 @@ template <class T> void copy_loop(const char* x, int64_t sx, char* o, int64_t so
         for (int64_t i = 0; i < n; ++i) O[i] = ld<T>(x + i * sx);
     } else {
         for (int64_t i = 0; i < n; ++i) st<T>(o + i * so, ld<T>(x + i * sx));
+    }
+}
+
+// transpose(o, so_row, x, sx_col, r0, r1, C): o (rows [r0, r1), C) with row stride
+// so_row bytes and unit element stride; x(r, c) at x + r * sizeof(T) + c * sx_col,
+// i.e. the source is contiguous along r (a transposed view). 32 x 32 tiles keep
+// both sides in L1; inside a tile 8 x 8 (4-byte) or 4 x 4 (8-byte) blocks are
+// transposed in registers, so every load and store is a full vector.
+template <class T> struct Vec32 {
+    typedef T type __attribute__((vector_size(32)));
+};
+template <class V> inline V vload(const char* p) {
+    V v;
+    std::memcpy(&v, p, sizeof(V));
+    return v;
+}
+template <class V> inline void vstore(char* p, V v) { std::memcpy(p, &v, sizeof(V)); }
+
+template <class T> inline void transpose_block(char* o, int64_t so, const char* x, int64_t sx) {
+    using V = typename Vec32<T>::type;
+    if constexpr (sizeof(T) == 4) {
+        V r[8], t[8], u[8];
+        for (int k = 0; k < 8; ++k) r[k] = vload<V>(x + k * sx);
+        for (int k = 0; k < 8; k += 2) {
+            t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+            t[k + 1] = __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+        }
+        for (int k = 0; k < 8; k += 4)
+            for (int h = 0; h < 2; ++h) {
+                u[k + 2 * h] = __builtin_shufflevector(t[k + h], t[k + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+                u[k + 2 * h + 1] = __builtin_shufflevector(t[k + h], t[k + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+            }
+        for (int j = 0; j < 4; ++j) {
+            vstore(o + j * so, __builtin_shufflevector(u[j], u[j + 4], 0, 1, 2, 3, 8, 9, 10, 11));
+            vstore(o + (j + 4) * so, __builtin_shufflevector(u[j], u[j + 4], 4, 5, 6, 7, 12, 13, 14, 15));
+        }
+    } else {
+        V r[4], t[4];
+        for (int k = 0; k < 4; ++k) r[k] = vload<V>(x + k * sx);
+        for (int k = 0; k < 4; k += 2) {
+            t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 4, 2, 6);
+            t[k + 1] = __builtin_shufflevector(r[k], r[k + 1], 1, 5, 3, 7);
+        }
+        for (int h = 0; h < 2; ++h) {
+            vstore(o + h * so, __builtin_shufflevector(t[h], t[h + 2], 0, 1, 4, 5));
+            vstore(o + (h + 2) * so, __builtin_shufflevector(t[h], t[h + 2], 2, 3, 6, 7));
+        }
+    }
+}
+
+template <class T>
+void transpose_loop(char* o, int64_t so, const char* x, int64_t sx, int64_t r0, int64_t r1, int64_t C) {
+    constexpr int64_t TILE = 32, B = sizeof(T) == 4 ? 8 : sizeof(T) == 8 ? 4 : 1;
+    auto scalar = [&](int64_t ra, int64_t rb, int64_t ca, int64_t cb) {
+        for (int64_t r = ra; r < rb; ++r)
+            for (int64_t c = ca; c < cb; ++c) st<T>(o + r * so + c * sizeof(T), ld<T>(x + r * sizeof(T) + c * sx));
+    };
+    for (int64_t rt = r0; rt < r1; rt += TILE) {
+        const int64_t re = std::min(r1, rt + TILE);
+        for (int64_t ct = 0; ct < C; ct += TILE) {
+            const int64_t ce = std::min(C, ct + TILE);
+            if constexpr (B == 1) {
+                scalar(rt, re, ct, ce);
+                continue;
+            } else {
+                const int64_t rb = rt + (re - rt) / B * B, cb = ct + (ce - ct) / B * B;
+                for (int64_t r = rt; r < rb; r += B)
+                    for (int64_t c = ct; c < cb; c += B)
+                        transpose_block<T>(o + r * so + c * int64_t(sizeof(T)), so, x + r * int64_t(sizeof(T)) + c * sx, sx);
+                scalar(rt, rb, cb, ce);
+                scalar(rb, re, ct, ce);
+            }
+        }
     }
 }
 
@@ -164,6 +249,10 @@ void fill_elementwise(Kernels& k) {
     k.copy[2] = copy_loop<uint32_t>;
     k.copy[3] = copy_loop<uint64_t>;
     k.copy[4] = copy_loop<Bytes16>;
+    k.transpose[0] = transpose_loop<uint8_t>;
+    k.transpose[1] = transpose_loop<uint16_t>;
+    k.transpose[2] = transpose_loop<uint32_t>;
+    k.transpose[3] = transpose_loop<uint64_t>;
     k.where[0] = where_loop<uint8_t>;
     k.where[1] = where_loop<uint16_t>;
     k.where[2] = where_loop<uint32_t>;

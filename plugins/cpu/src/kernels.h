@@ -15,6 +15,10 @@ using BinaryFn = void (*)(const char* a, int64_t sa, const char* b, int64_t sb, 
 using WhereFn = void (*)(const char* c, int64_t sc, const char* a, int64_t sa, const char* b,
                          int64_t sb, char* o, int64_t so, int64_t n);
 using FillFn = void (*)(char* o, int64_t so, int64_t n, const void* value);
+// Rows [r0, r1) of o (unit element stride, row stride so bytes) from a source
+// contiguous along rows: o(r, c) = x(r * itemsize + c * sx).
+using TransposeFn = void (*)(char* o, int64_t so, const char* x, int64_t sx, int64_t r0, int64_t r1,
+                             int64_t C);
 
 // reduce(op, x (M, K) any strides, out (M,) contiguous of x's dtype (or int64 for arg*)).
 using ReduceFn = void (*)(int op, const View& x, char* out);
@@ -37,6 +41,7 @@ struct Kernels {
     int8_t binary_out[ops::NBINARY][NDT];
     UnaryFn cast[NDT][NDT];  // [from][to]
     UnaryFn copy[5];         // by log2(itemsize)
+    TransposeFn transpose[4];  // by log2(itemsize), up to 8 bytes
     WhereFn where[5];
     FillFn fill[5];
     ReduceFn reduce[NDT];

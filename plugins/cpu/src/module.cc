@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "driver.h"
+#include "linalg.h"
 #include "memory.h"
 
 namespace nb = nanobind;
@@ -265,7 +266,8 @@ struct OpTable {
         return jt->second;
     }
 };
-OpTable g_unary, g_binary, g_reduce, g_scan, g_fused;
+OpTable g_unary, g_binary, g_reduce, g_scan, g_fused, g_linalg, g_fft, g_norm;
+PyObject* g_linalg_error = nullptr;  // numpy.linalg.LinAlgError, set by the adapter
 
 void init_op_tables() {
     g_unary.kind = "unary";
@@ -285,6 +287,15 @@ void init_op_tables() {
     g_fused.add("log_softmax", FU_LOG_SOFTMAX);
     g_fused.add("logsumexp", FU_LOGSUMEXP);
     g_fused.add("layer_norm", FU_LAYER_NORM);
+    g_linalg.kind = "linalg";
+    for (int i = 0; i < NLINALG; ++i) g_linalg.add(linalg_name(i), i);
+    g_fft.kind = "fft";
+    const char* fn[] = {"fft", "ifft", "rfft", "irfft", "hfft", "ihfft"};
+    for (int i = 0; i < NFFT; ++i) g_fft.add(fn[i], i);
+    g_norm.kind = "fft norm";
+    g_norm.add("backward", N_BACKWARD);
+    g_norm.add("ortho", N_ORTHO);
+    g_norm.add("forward", N_FORWARD);
     g_scan.add("cumulative_sum", S_CUMSUM);
     g_scan.add("cumulative_prod", S_CUMPROD);
 }
@@ -469,6 +480,30 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
     maybe_release(vx.size * 8, [&] { run_fused(code, vx, hw ? &vw : nullptr, hb ? &vb : nullptr, eps, vo); });
 }
 
+// linalg(op, inputs, outputs): tuples of Refs.
+void py_linalg(nb::handle op, nb::handle inputs, nb::handle outputs) {
+    int code = g_linalg.lookup(op.ptr());
+    if (!PyTuple_Check(inputs.ptr()) || !PyTuple_Check(outputs.ptr()))
+        throw type_error("linalg: inputs and outputs must be tuples of Refs.");
+    const Py_ssize_t nin = PyTuple_GET_SIZE(inputs.ptr()), nout = PyTuple_GET_SIZE(outputs.ptr());
+    if (nin < 1 || nin > 2 || nout < 1 || nout > 3)
+        throw std::invalid_argument(std::string("linalg.") + linalg_name(code) + ": expected 1-2 inputs and 1-3 outputs.");
+    View in[2], out[3];
+    for (Py_ssize_t i = 0; i < nin; ++i) parse(PyTuple_GET_ITEM(inputs.ptr(), i), in[i], "linalg");
+    for (Py_ssize_t i = 0; i < nout; ++i) parse(PyTuple_GET_ITEM(outputs.ptr(), i), out[i], "linalg");
+    const int64_t n = in[0].ndim == 3 ? std::max(in[0].shape[1], in[0].shape[2]) : 0;
+    maybe_release(in[0].size * n, [&] { run_linalg(code, in, int(nin), out, int(nout)); });
+}
+
+void py_fft(nb::handle op, nb::handle x, nb::handle out, nb::handle norm) {
+    View vx, vo;
+    int code = g_fft.lookup(op.ptr());
+    int nc = g_norm.lookup(norm.ptr());
+    parse(x.ptr(), vx, "fft");
+    parse(out.ptr(), vo, "fft");
+    maybe_release(std::max(vx.size, vo.size) * 8, [&] { run_fft(code, vx, vo, nc); });
+}
+
 void py_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, nb::handle out) {
     View vo;
     parse(out.ptr(), vo, "random_bits");
@@ -548,6 +583,8 @@ NB_MODULE(_native, m) {
             PyErr_SetString(PyExc_TypeError, e.what());
         } catch (const index_error& e) {
             PyErr_SetString(PyExc_IndexError, e.what());
+        } catch (const linalg_error& e) {
+            PyErr_SetString(g_linalg_error ? g_linalg_error : PyExc_ValueError, e.what());
         }
     });
     m.def("init", &py_init, "Register the Ref class, the dtype singletons, OutOfMemoryError and the device name.");
@@ -569,6 +606,12 @@ NB_MODULE(_native, m) {
           nb::arg("indices_out").none(), nb::arg("descending"), nb::arg("stable"));
     m.def("random_bits", &py_random_bits);
     m.def("fused", &py_fused);
+    m.def("linalg", &py_linalg, "linalg(op, inputs, outputs): batched LAPACK (see Backend.linalg).");
+    m.def("fft", &py_fft, "fft(op, x, out, norm): 1-D transforms along the last axis (see Backend.fft).");
+    m.def("set_linalg_error", [](nb::handle cls) {
+        Py_XINCREF(cls.ptr());
+        g_linalg_error = cls.ptr();
+    }, "The exception class raised for singular / non-positive-definite / non-converging input.");
     m.def("op_dtypes", &op_dtypes, "{'unary': {op: [dtype names]}, 'binary': {...}} of native loops.");
     m.def("memory_stats", [] {
         MemoryStats s = memory_stats();

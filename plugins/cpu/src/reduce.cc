@@ -33,8 +33,48 @@ template <class A, class T> inline A load_acc(const char* p) {
     else return static_cast<A>(ld<T>(p));
 }
 
+// Eight lanes of A in one GCC vector (one AVX register for float, split on
+// narrower ISAs), for the contiguous float/double sums below.
+template <class A> struct lanes8;
+template <> struct lanes8<float> { typedef float type __attribute__((vector_size(32))); };
+template <> struct lanes8<double> { typedef double type __attribute__((vector_size(64))); };
+template <class A> using V8 = typename lanes8<A>::type;
+template <class A> inline V8<A> load8(const A* p) {
+    V8<A> v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+// Pairwise summation of a contiguous float/double run with leaves of up to 512
+// elements summed by 32 independent lanes (four vectors, so the adds pipeline):
+// each lane adds at most 16 values, the depth of NumPy's leaves of 128 over 8
+// lanes, so the error bound is NumPy's; the order differs, the speed is memory's.
+template <class A> A pairwise_sum_vec(const A* P, int64_t n) {
+    if (n <= 512) {
+        V8<A> r0 = {}, r1 = {}, r2 = {}, r3 = {};
+        int64_t i = 0;
+        for (; i + 32 <= n; i += 32) {
+            r0 += load8(P + i);
+            r1 += load8(P + i + 8);
+            r2 += load8(P + i + 16);
+            r3 += load8(P + i + 24);
+        }
+        for (; i + 8 <= n; i += 8) r0 += load8(P + i);
+        const V8<A> r = (r0 + r1) + (r2 + r3);
+        A res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; ++i) res += P[i];
+        return res;
+    }
+    int64_t n2 = n / 2;
+    n2 -= n2 % 32;
+    return pairwise_sum_vec(P, n2) + pairwise_sum_vec(P + n2, n - n2);
+}
+
 // NumPy's pairwise summation: 8 accumulators over blocks of at most 128.
 template <class A, class T> A pairwise_sum(const char* p, int64_t n, int64_t s) {
+    if constexpr (std::is_same_v<A, T> && (std::is_same_v<A, float> || std::is_same_v<A, double>)) {
+        if (s == sizeof(T)) return pairwise_sum_vec(reinterpret_cast<const T*>(p), n);
+    }
     if constexpr (!is_float_v<A> && !is_complex_v<A>) {
         // NOTE: integer sums are exact (wrapping), so order does not matter; and GCC 12
         // -O3 miscompiles the 8-accumulator loop below for int8.
@@ -249,6 +289,31 @@ void reduce_vertical(int op, const char* base, int64_t m0, int64_t m1, int64_t K
     for (int64_t j = 0; j < w; ++j) store<A, T>(out, m0 + j, acc[j]);
 }
 
+// A vertical sum split over rows instead of columns: part q sums rows
+// [K q / P, K (q + 1) / P) of all M columns, each part streaming whole rows
+// (columns strips of a few hundred bytes per row defeat the prefetchers);
+// the P partial rows are then added pairwise. False when it does not pay.
+template <class T> bool sum_vertical_split(const char* base, int64_t M, int64_t K, int64_t sk, char* out) {
+    using A = compute_t<T>;
+    const int nt = num_threads();
+    const int64_t cap = std::max<int64_t>(1, (int64_t(8) << 20) / (M * int64_t(sizeof(A))));
+    const int64_t P = std::min({K / 64, int64_t(nt) * 8, cap});
+    if (nt < 2 || P < 2 || M * K < 2 * GRAIN) return false;
+    Buf<A> part(P * M);
+    parallel_range(P, 1, [&](int64_t b, int64_t e) {
+        for (int64_t q = b; q < e; ++q)
+            sum_vertical<T>(base, 0, M, K * q / P, K * (q + 1) / P, sk, part.data() + q * M);
+    });
+    for (int64_t step = 1; step < P; step *= 2)
+        for (int64_t q = 0; q + step < P; q += 2 * step) {
+            A* dst = part.data() + q * M;
+            const A* src = part.data() + (q + step) * M;
+            for (int64_t j = 0; j < M; ++j) dst[j] = ops::add::f(dst[j], src[j]);
+        }
+    for (int64_t j = 0; j < M; ++j) store<A, T>(out, j, part[j]);
+    return true;
+}
+
 // Few long rows: split each row into parts reduced in parallel, then combine.
 template <class T>
 void reduce_split(int op, const char* p, int64_t K, int64_t sk, char* out, int64_t m) {
@@ -323,6 +388,7 @@ template <class T> void reduce_t(int op, const View& x, char* out) {
     }
     const int64_t total = M * K;
     const bool vertical = M > 1 && K > 1 && sm == int64_t(sizeof(T)) && sk != int64_t(sizeof(T));
+    if (vertical && op == R_SUM && sum_vertical_split<T>(x.data, M, K, sk, out)) return;
     if (vertical) {
         const int64_t grain = total >= 2 * GRAIN ? std::max<int64_t>(16, GRAIN / K) : M;
         parallel_range(M, grain,
@@ -367,17 +433,26 @@ template <class T> void scan_t(int op, const View& x, char* out) {
 // exp for float that the compiler vectorises: Cephes' polynomial after
 // x = n ln2 + r, |r| <= ln2 / 2; within 2 ulp of expf on normal results;
 // results below FLT_MIN flush to 0 (negligible next to a row's maximum term).
+// NOTE: explicit fused multiply-adds where the ISA has them (x86-64-v3 and up):
+// an approximation either way, and a third fewer instructions than mul + add.
+inline float fma_f(float a, float b, float c) {
+#if defined(__FMA__)
+    return __builtin_fmaf(a, b, c);
+#else
+    return a * b + c;
+#endif
+}
 inline float exp_vec(float x) {
     const float xc = std::min(std::max(x, -87.33f), 88.72f);  // NaN passes through
     const float fn = (xc * 1.44269504088896341f + 12582912.f) - 12582912.f;  // round to nearest
-    const float r = (xc - fn * 0.693359375f) - fn * -2.12194440e-4f;
+    const float r = fma_f(fn, 2.12194440e-4f, fma_f(fn, -0.693359375f, xc));
     float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    const float y = p * r * r + r + 1.0f;
+    p = fma_f(p, r, 1.3981999507e-3f);
+    p = fma_f(p, r, 8.3334519073e-3f);
+    p = fma_f(p, r, 4.1665795894e-2f);
+    p = fma_f(p, r, 1.6666665459e-1f);
+    p = fma_f(p, r, 5.0000001201e-1f);
+    const float y = fma_f(p * r, r, r) + 1.0f;
     const int32_t n = static_cast<int32_t>(fn);
     const float scale = std::bit_cast<float>(static_cast<uint32_t>(n + 127) << 23);
     const float e = y * scale;
@@ -390,6 +465,24 @@ template <class A> inline A exp_a(A x) {
 
 template <class A> inline A nanmax_step(A m, A v) { return (v > m || v != v) ? v : m; }
 
+// The NaN-propagating maximum of t[0..K), K >= 1, over eight lanes (a scalar
+// select chain does not vectorise; the maximum is exact, so lanes change nothing).
+template <class A> A row_max(const A* t, int64_t K) {
+    A mx = t[0];
+    int64_t k = 1;
+    if (K >= 16) {
+        V8<A> m = load8(t);
+        for (k = 8; k + 8 <= K; k += 8) {
+            const V8<A> v = load8(t + k);
+            m = (v > m || v != v) ? v : m;
+        }
+        mx = m[0];
+        for (int j = 1; j < 8; ++j) mx = nanmax_step(mx, m[j]);
+    }
+    for (; k < K; ++k) mx = nanmax_step(mx, t[k]);
+    return mx;
+}
+
 template <class T>
 void fused_t(int op, const View& x, const char* weight, const char* bias, double eps, char* out) {
     using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
@@ -397,15 +490,23 @@ void fused_t(int op, const View& x, const char* weight, const char* bias, double
     if (M == 0) return;
     auto rows = [&](int64_t b, int64_t e) {
         Buf<A> tmp(K), tmp2(K);
-        A* t = tmp.data();
         A* u = tmp2.data();
         auto psum = [](const A* v, int64_t n) {
             return pairwise_sum<A, A>(reinterpret_cast<const char*>(v), n, sizeof(A));
         };
         for (int64_t m = b; m < e; ++m) {
             const T* X = reinterpret_cast<const T*>(x.data) + m * K;
-            for (int64_t k = 0; k < K; ++k) t[k] = static_cast<A>(X[k]);
+            // NOTE: float32/float64 rows are read in place (layer_norm alone rewrites t).
+            const A* t = tmp.data();
+            bool in_place = false;
+            if constexpr (std::is_same_v<T, A>) {
+                in_place = op != FU_LAYER_NORM;
+                if (in_place) t = X;
+            }
+            if (!in_place)
+                for (int64_t k = 0; k < K; ++k) tmp[k] = static_cast<A>(X[k]);
             if (op == FU_LAYER_NORM) {
+                A* t = tmp.data();
                 const A mean = psum(t, K) / A(K);
                 for (int64_t k = 0; k < K; ++k) t[k] -= mean;
                 for (int64_t k = 0; k < K; ++k) u[k] = t[k] * t[k];
@@ -422,15 +523,18 @@ void fused_t(int op, const View& x, const char* weight, const char* bias, double
                 }
                 continue;
             }
-            A mx = K ? t[0] : -std::numeric_limits<A>::infinity();
-            for (int64_t k = 1; k < K; ++k) mx = nanmax_step(mx, t[k]);
+            A mx = K ? row_max(t, K) : -std::numeric_limits<A>::infinity();
             if (op == FU_LOGSUMEXP && !std::isfinite(mx)) mx = A(0);  // as the generic algorithm
-            for (int64_t k = 0; k < K; ++k) u[k] = exp_a(t[k] - mx);
-            const A sum = psum(u, K);
+            A* e = u;  // exp(t - max): straight into a float32/float64 softmax's output row
+            if constexpr (std::is_same_v<T, A>) {
+                if (op == FU_SOFTMAX) e = reinterpret_cast<T*>(out) + m * K;
+            }
+            for (int64_t k = 0; k < K; ++k) e[k] = exp_a(t[k] - mx);
+            const A sum = psum(e, K);
             if (op == FU_SOFTMAX) {
                 const A inv = A(1) / sum;
                 T* O = reinterpret_cast<T*>(out) + m * K;
-                for (int64_t k = 0; k < K; ++k) O[k] = static_cast<T>(u[k] * inv);
+                for (int64_t k = 0; k < K; ++k) O[k] = static_cast<T>(e[k] * inv);
             } else if (op == FU_LOGSUMEXP) {
                 reinterpret_cast<T*>(out)[m] = static_cast<T>(std::log(sum) + mx);
             } else {

@@ -1,13 +1,16 @@
 // The iteration plan and a small thread pool.
 //
-// The pool hands out chunks through an atomic counter and the calling thread
+// The pool hands out small chunks through an atomic ticket and the calling thread
 // takes chunks too, so a worker that wakes late (on a busy machine) only means
-// fewer chunks for it, never a wait. Only one parallel region runs at a time;
-// a second caller (another Python thread with the GIL released) runs serially.
+// fewer chunks for it, never a wait; the caller waits only for chunks a worker
+// has started. Idle workers poll for a new job for NDPLANE_CPU_SPIN_US (200)
+// microseconds before sleeping. Only one parallel region runs at a time; a
+// second caller (another Python thread with the GIL released) runs serially.
 #include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -65,46 +68,118 @@ Plan make_plan(const View* const* views, int nops, bool reorder) {
 
 namespace {
 
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+using Clock = std::chrono::steady_clock;
+
+// Microseconds a worker polls for the next job before sleeping on the condition
+// variable: back-to-back kernels (a Python loop) then start without a futex wake-up.
+int64_t spin_us() {
+    const char* env = std::getenv("NDPLANE_CPU_SPIN_US");
+    return env ? std::max(0, std::atoi(env)) : 200;
+}
+
 struct Pool {
     std::mutex busy;  // held by the thread running a parallel region
-    std::mutex m;
+    std::mutex m;     // the sleep/wake handshake and thread creation only
     std::condition_variable cv;
     std::vector<std::thread> workers;
-    uint64_t generation = 0;
     bool stop = false;
-    // The current job.
-    void (*fn)(void*, int64_t, int64_t) = nullptr;
-    void* ctx = nullptr;
-    int64_t n = 0, chunk = 0, nchunks = 0;
-    std::atomic<int64_t> next{0};
-    std::atomic<int64_t> done{0};
-    std::atomic<int> active{0};
+    const int64_t spin = spin_us();
+    // The current job. NOTE: no lock on the hot path: the caller stores the fields, then
+    // the ticket and gen (release); a worker loads gen (acquire), then the fields, and
+    // claims chunks through (generation << 32 | next chunk). A worker that read the fields
+    // of a job that has since finished (or a mix with the next job's) fails that claim,
+    // because the next job is only published once every chunk of this one is done.
+    std::atomic<void (*)(void*, int64_t, int64_t)> fn{nullptr};
+    std::atomic<void*> ctx{nullptr};
+    std::atomic<int64_t> n{0}, chunk{0}, nchunks{0};
+    alignas(64) std::atomic<uint64_t> gen{0};
+    alignas(64) std::atomic<uint64_t> ticket{0};
+    alignas(64) std::atomic<int64_t> done{0};
+    alignas(64) std::atomic<int> sleepers{0};
 
-    void work() {
-        int64_t c;
-        while ((c = next.fetch_add(1, std::memory_order_relaxed)) < nchunks) {
-            int64_t b = c * chunk, e = std::min(n, b + chunk);
-            fn(ctx, b, e);
-            done.fetch_add(1, std::memory_order_release);
+    struct Job {
+        void (*fn)(void*, int64_t, int64_t);
+        void* ctx;
+        int64_t n, chunk, nchunks;
+        uint64_t gen;
+    };
+
+    Job snapshot(uint64_t g) const {
+        return Job{fn.load(std::memory_order_relaxed), ctx.load(std::memory_order_relaxed),
+                   n.load(std::memory_order_relaxed), chunk.load(std::memory_order_relaxed),
+                   nchunks.load(std::memory_order_relaxed), g};
+    }
+
+    // Claims and runs chunks of job j until none is left (or the job is gone).
+    void work(const Job& j) {
+        uint64_t t = ticket.load(std::memory_order_acquire);
+        int64_t ran = 0;
+        for (;;) {
+            if ((t >> 32) != (j.gen & 0xffffffffu) || int64_t(t & 0xffffffffu) >= j.nchunks) break;
+            if (!ticket.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel)) continue;
+            const int64_t c = int64_t(t & 0xffffffffu);
+            const int64_t b = c * j.chunk, e = std::min(j.n, b + j.chunk);
+            j.fn(j.ctx, b, e);
+            ++ran;
+            t = ticket.load(std::memory_order_acquire);
         }
+        // NOTE: one increment per thread, not per chunk: every atomic here moves a cache line.
+        if (ran) done.fetch_add(ran, std::memory_order_release);
     }
 
     void loop() {
         uint64_t seen = 0;
         for (;;) {
-            {
-                std::unique_lock<std::mutex> lk(m);
-                cv.wait(lk, [&] { return stop || generation != seen; });
-                if (stop) return;
-                seen = generation;
-                active.fetch_add(1, std::memory_order_acquire);
+            // Poll first, then sleep.
+            const auto until = Clock::now() + std::chrono::microseconds(spin);
+            uint64_t g;
+            for (int i = 0; (g = gen.load(std::memory_order_acquire)) == seen; ++i) {
+                if ((i & 63) == 63 && Clock::now() > until) break;
+                cpu_relax();
             }
-            work();
-            active.fetch_sub(1, std::memory_order_release);
+            if (g == seen) {
+                std::unique_lock<std::mutex> lk(m);
+                sleepers.fetch_add(1);
+                cv.wait(lk, [&] { return stop || gen.load() != seen; });
+                sleepers.fetch_sub(1);
+                if (stop) return;
+                g = gen.load(std::memory_order_acquire);
+            }
+            seen = g;
+            work(snapshot(g));
+        }
+    }
+
+    void publish(void (*f)(void*, int64_t, int64_t), void* c, int64_t n_, int64_t chunk_, int64_t nchunks_,
+                 uint64_t g) {  // fmt: skip
+        fn.store(f, std::memory_order_relaxed);
+        ctx.store(c, std::memory_order_relaxed);
+        n.store(n_, std::memory_order_relaxed);
+        chunk.store(chunk_, std::memory_order_relaxed);
+        nchunks.store(nchunks_, std::memory_order_relaxed);
+        done.store(0, std::memory_order_relaxed);
+        ticket.store((g & 0xffffffffu) << 32, std::memory_order_release);
+        gen.store(g);  // seq_cst: ordered before the sleepers check below (see wake)
+    }
+
+    void wake() {
+        // NOTE: a worker going to sleep increments sleepers, then re-checks gen under m; the
+        // caller bumps gen, then checks sleepers. Both seq_cst: one of them sees the other.
+        if (sleepers.load() > 0) {
+            { std::lock_guard<std::mutex> lk(m); }
+            cv.notify_all();
         }
     }
 
     void ensure(int nthreads) {
+        if ((int)workers.size() >= nthreads - 1) return;
+        std::lock_guard<std::mutex> lk(m);
         while ((int)workers.size() < nthreads - 1) workers.emplace_back([this] { loop(); });
     }
 };
@@ -155,28 +230,21 @@ void parallel_for(int64_t n, int64_t grain, void (*fn)(void*, int64_t, int64_t),
         fn(ctx, 0, n);
         return;
     }
-    // A few chunks per thread balance load when a core is shared.
+    // Four chunks per thread: a worker that wakes late takes fewer. NOTE: more, smaller
+    // chunks measured slower (every claim moves the ticket's cache line between cores).
     int64_t nchunks = std::min<int64_t>(n / grain, int64_t(nt) * 4);
     int64_t chunk = (n + nchunks - 1) / nchunks;
     nchunks = (n + chunk - 1) / chunk;
-    {
-        std::lock_guard<std::mutex> lk(p->m);
-        // NOTE: a worker that woke late for the previous job may still be in work();
-        // workers only enter under `m`, so once none is active none reads the fields.
-        while (p->active.load(std::memory_order_acquire) != 0) std::this_thread::yield();
-        p->ensure(nt);
-        p->fn = fn;
-        p->ctx = ctx;
-        p->n = n;
-        p->chunk = chunk;
-        p->nchunks = nchunks;
-        p->done.store(0);
-        p->next.store(0);
-        ++p->generation;
+    p->ensure(nt);
+    const uint64_t g = p->gen.load(std::memory_order_relaxed) + 1;
+    p->publish(fn, ctx, n, chunk, nchunks, g);
+    p->wake();
+    const Pool::Job j{fn, ctx, n, chunk, nchunks, g};
+    p->work(j);
+    for (int i = 0; p->done.load(std::memory_order_acquire) < nchunks; ++i) {
+        if (i < 4096) cpu_relax();
+        else std::this_thread::yield();
     }
-    p->cv.notify_all();
-    p->work();
-    while (p->done.load(std::memory_order_acquire) < nchunks) std::this_thread::yield();
 }
 
 }  // namespace ndp

@@ -1,0 +1,143 @@
+"""matmul, take, scatter_add, sort and random_bits against the reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from cpu_helpers import DTYPES, INTS, assert_close
+
+import ndplane
+from ndplane.backend import reference as K
+
+
+def mats(h, dtype, B, M, Kd, N, a_layout, b_layout):
+    def make(rows, cols, layout):
+        if layout == "row":
+            base = h.data((B, rows, cols), dtype, special=False, small=True)
+            return base, base
+        if layout == "col":
+            base = np.ascontiguousarray(h.data((B, cols, rows), dtype, special=False, small=True))
+            return base.transpose(0, 2, 1), base
+        if layout == "bcast":
+            base = h.data((1, rows, cols), dtype, special=False, small=True)
+            return np.broadcast_to(base, (B, rows, cols)), base
+        base = h.data((B, rows, 2 * cols), dtype, special=False, small=True)  # strided
+        return base[:, :, ::2], base
+
+    return make(M, Kd, a_layout), make(Kd, N, b_layout)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_matmul_layouts(h, dtype):
+    for B, M, Kd, N in [(1, 3, 4, 5), (2, 1, 7, 1), (3, 6, 1, 2), (2, 4, 0, 3), (1, 0, 3, 2), (2, 33, 70, 19)]:
+        for la in ("row", "col", "bcast", "step"):
+            for lb in ("row", "col", "bcast", "step"):
+                (va, ba), (vb, bb) = mats(h, dtype, B, M, Kd, N, la, lb)
+                want = np.empty((B, M, N), dtype.dtype)
+                K.matmul(va, vb, want)
+                out = h.empty((B, M, N), dtype)
+                h.be.matmul(h.put(va, ba), h.put(vb, bb), out)
+                assert_close(h.get(out), want, f"{dtype.name} {B, M, Kd, N} {la}@{lb}",
+                             ulps=8 * max(Kd, 1))  # fmt: skip
+
+
+def test_matmul_large_blas(h):
+    a = h.data((1, 300, 257), ndplane.float32, special=False)
+    b = h.data((1, 257, 129), ndplane.float32, special=False)
+    out = h.empty((1, 300, 129), ndplane.float32)
+    h.be.matmul(h.put(a), h.put(b), out)
+    np.testing.assert_allclose(h.get(out), a @ b, rtol=1e-4, atol=1e-3)
+
+
+def test_matmul_shape_errors(h):
+    a, b = h.put(np.ones((1, 2, 3), np.float32)), h.put(np.ones((1, 4, 2), np.float32))
+    with pytest.raises(ValueError, match="matmul"):
+        h.be.matmul(a, b, h.empty((1, 2, 2), ndplane.float32))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_take(h, dtype):
+    for name, view, base in h.layouts((5, 9), dtype):
+        for idt in (np.int64, np.int32, np.uint8):
+            idx = np.array([0, 8, 3, 3, 1, 8], idt)
+            want = np.empty((5, 6), dtype.dtype)
+            K.take(view, idx, want)
+            out = h.empty((5, 6), dtype)
+            h.be.take(h.put(view, base), h.put(idx), out)
+            np.testing.assert_array_equal(h.get(out), want, err_msg=f"{name} {idt}")
+
+
+@pytest.mark.parametrize("bad", [-1, 9, 2**40, -(2**63)])
+def test_take_and_scatter_add_check_bounds(h, bad):
+    x = h.put(np.zeros((2, 9), np.float32))
+    idx = h.put(np.array([0, bad, 1], np.int64))
+    with pytest.raises(IndexError, match=str(bad)):
+        h.be.take(x, idx, h.empty((2, 3), ndplane.float32))
+    with pytest.raises(IndexError, match="out of bounds"):
+        h.be.scatter_add(x, idx, h.put(np.ones((2, 3), np.float32)))
+    np.testing.assert_array_equal(h.get(x), 0)  # nothing was written before the check
+    huge = h.put(np.array([2**64 - 1], np.uint64))
+    with pytest.raises(IndexError):
+        h.be.take(x, huge, h.empty((2, 1), ndplane.float32))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_scatter_add_into_views(h, dtype):
+    idx = np.array([2, 0, 2, 5, 2], np.int64)
+    for name, vvals, bvals in h.layouts((4, 5), dtype, small=True, special=False):
+        base = h.data((6, 14), dtype, small=True, special=False)
+        view = base[1:5, 12:0:-2]  # (4, 6), negative stride, offset
+        want = base.copy()
+        K.scatter_add(want[1:5, 12:0:-2], idx, vvals)
+        ref = h.put(base)
+        h.be.scatter_add(h.ref_of(view, base, ref.buffer), h.put(idx), h.put(vvals, bvals))
+        assert_close(h.get(ref), want, f"{dtype.name} {name}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_stable_matches_reference_exactly(h, dtype, descending):
+    for name, view, base in h.layouts((4, 30), dtype, small=True):
+        vals = np.empty(view.shape, dtype.dtype)
+        idx = np.empty(view.shape, np.int64)
+        K.sort(view, vals, idx, descending, True)
+        got_v, got_i = h.empty(view.shape, dtype), h.empty(view.shape, ndplane.int64)
+        h.be.sort(h.put(view, base), got_v, got_i, descending, True)
+        np.testing.assert_array_equal(h.get(got_i), idx, err_msg=f"{name} indices")
+        np.testing.assert_array_equal(h.get(got_v), vals, err_msg=f"{name} values")
+        # unstable, values only: the same values
+        only = h.empty(view.shape, dtype)
+        h.be.sort(h.put(view, base), only, None, descending, False)
+        np.testing.assert_array_equal(h.get(only), vals)
+
+
+def test_sort_nans_last_and_int32_indices(h):
+    x = np.array([[3.0, np.nan, -0.0, 0.0, -np.inf, np.nan, 1.0]])
+    vals, idx = np.empty_like(x), np.empty(x.shape, np.int32)
+    K.sort(x, vals, idx, False, True)
+    got_v, got_i = h.empty(x.shape, ndplane.float64), h.empty(x.shape, ndplane.int32)
+    h.be.sort(h.put(x), got_v, got_i, False, True)
+    np.testing.assert_array_equal(h.get(got_i), idx)
+    assert np.isnan(h.get(got_v)[0, -2:]).all()
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 17, 100_003])
+def test_random_bits_bit_identical(h, n):
+    for key, counter in [(0, 0), (2**64 - 1, 2**64 - 2), (0x1234, 2**128 - 1), (99, 12345 << 64)]:
+        want = np.empty(n, np.uint32)
+        K.random_bits(key, counter, want)
+        out = h.empty((n,), ndplane.uint32)
+        h.be.random_bits(key, counter, out)
+        np.testing.assert_array_equal(h.get(out), want, err_msg=f"{key} {counter}")
+
+
+def test_integer_matmul_wraps(h):
+    for dtype in INTS:
+        info = np.iinfo(dtype.dtype)
+        a = np.full((1, 2, 3), info.max, dtype.dtype)
+        b = np.full((1, 3, 2), info.max, dtype.dtype)
+        want = np.empty((1, 2, 2), dtype.dtype)
+        K.matmul(a, b, want)
+        out = h.empty((1, 2, 2), dtype)
+        h.be.matmul(h.put(a), h.put(b), out)
+        np.testing.assert_array_equal(h.get(out), want, err_msg=dtype.name)

@@ -1,0 +1,135 @@
+"""Buffers: allocation, statistics, host transfers, copies, fills and bad Refs."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+from cpu_helpers import DTYPES, assert_close
+
+import ndplane
+from ndplane.backend import Ref
+
+
+def test_description(h):
+    be = h.be
+    assert be.name == "cpu"
+    assert {"strided", "host"} <= be.capabilities
+    assert be.dtypes == frozenset(ndplane.ALL_DTYPES)
+    assert be.protocol_version == ndplane.backend.PROTOCOL_VERSION
+
+
+def test_stats_return_to_baseline(h):
+    before = h.be.memory_stats()
+    bufs = [h.be.alloc(n) for n in (0, 1, 7, 64, 1000, 1 << 20)]
+    stats = h.be.memory_stats()
+    assert stats["buffers"] == before["buffers"] + 6
+    assert stats["bytes"] == before["bytes"] + sum((0, 1, 7, 64, 1000, 1 << 20))
+    for b in bufs:
+        h.be.free(b)
+    assert h.be.memory_stats() == before
+
+
+def test_alloc_failure_raises_out_of_memory(h):
+    before = h.be.memory_stats()
+    with pytest.raises(ndplane.OutOfMemoryError, match=r"cpu:0.*\d+ bytes"):
+        h.be.alloc(1 << 62)
+    with pytest.raises(MemoryError):  # OutOfMemoryError is a MemoryError
+        h.be.alloc(1 << 55)
+    assert h.be.memory_stats() == before
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_round_trip(h, dtype):
+    x = h.data((3, 4), dtype)
+    ref = h.put(x)
+    got = h.be.to_host(ref)
+    np.testing.assert_array_equal(got, x)
+    assert got.dtype == x.dtype
+    empty = h.put(np.zeros((0, 3), dtype.dtype))
+    assert h.be.to_host(empty).shape == (0, 3)
+
+
+def test_to_host_views_any_layout_and_keeps_memory_alive(h):
+    base = np.arange(24, dtype=np.int32)
+    buf = h.be.from_host(base)
+    ref = Ref(buf, ndplane.int32, (3, 4), (-4, 2), 16, 12, False)
+    want = base[[16, 12, 8]][:, None] + np.arange(0, 8, 2)[None, :]
+    got = h.be.to_host(ref)
+    np.testing.assert_array_equal(got, want)
+    h.be.free(buf)
+    del buf, ref
+    gc.collect()
+    np.testing.assert_array_equal(got, want)  # the view still owns the memory
+
+
+def test_copy_strided_to_strided(h):
+    for dtype in DTYPES:
+        for name, view, base in h.layouts((33, 17), dtype):
+            dst_base = h.data((40, 70), dtype)
+            dst_view = dst_base[3:36, 60:43:-1]
+            want = dst_base.copy()
+            want[3:36, 60:43:-1] = view
+            dst = h.put(dst_view, dst_base)
+            h.be.copy(h.put(view, base), dst)
+            whole = h.ref_of(dst_base, dst_base, dst.buffer)
+            np.testing.assert_array_equal(h.get(whole), want, err_msg=f"{dtype.name} {name}")
+
+
+def test_transpose_copy_large(h):
+    x = h.data((700, 900), ndplane.float32)
+    out = h.empty((900, 700), ndplane.float32)
+    h.be.copy(h.put(x.T, x), out)
+    np.testing.assert_array_equal(h.get(out), x.T)
+    x = h.data((300, 5, 40), ndplane.complex128)
+    p = x.transpose(2, 0, 1)
+    out = h.empty(p.shape, ndplane.complex128)
+    h.be.copy(h.put(p, x), out)
+    np.testing.assert_array_equal(h.get(out), p)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_fill_view(h, dtype):
+    base = h.data((6, 8), dtype)
+    value = {"bool": True, "int": -3, "uint": 7, "float": -2.5, "complex": 1 - 2j}[dtype.kind]
+    want = base.copy()
+    want[1:5, ::-3] = value
+    ref = h.put(base)
+    view = base[1:5, ::-3]
+    h.be.fill(h.ref_of(view, base, ref.buffer), value)
+    np.testing.assert_array_equal(h.get(ref), want)
+
+
+def test_bad_refs_raise_instead_of_reading_out_of_bounds(h):
+    buf = h.upload(np.zeros(16, np.float32))
+    out = h.empty((4,), ndplane.float32)
+    bad = [
+        Ref(buf, ndplane.float32, (4,), (1,), 13, 4, True),      # past the end
+        Ref(buf, ndplane.float32, (4,), (-1,), 2, 4, False),     # before the start
+        Ref(buf, ndplane.float32, (4,), (6,), 0, 4, False),      # stride past the end
+        Ref(buf, ndplane.float64, (4,), (1,), 6, 4, True),       # dtype wider than the buffer
+        Ref(buf, ndplane.float32, (2**40, 2**40), (1, 1), 0, 0, False),  # size overflow
+    ]  # fmt: skip
+    for ref in bad:
+        with pytest.raises((ValueError, TypeError)):
+            h.be.unary("negative", ref, out)
+    with pytest.raises(TypeError, match="cpu backend"):
+        h.be.unary("negative", Ref(np.zeros(4, np.float32), ndplane.float32, (4,), (1,), 0, 4, True), out)
+    with pytest.raises(ValueError, match="shapes differ"):
+        h.be.unary("negative", Ref(buf, ndplane.float32, (3,), (1,), 0, 3, True), out)
+    with pytest.raises(TypeError, match="dtype"):
+        h.be.unary("isnan", Ref(buf, ndplane.float32, (4,), (1,), 0, 4, True), out)
+    with pytest.raises(ValueError, match="unknown op"):
+        h.be.unary("frobnicate", Ref(buf, ndplane.float32, (4,), (1,), 0, 4, True), out)
+
+
+def test_empty_and_zero_d(h):
+    x = h.put(np.float32(3.5).reshape(()))
+    out = h.empty((), ndplane.float32)
+    h.be.unary("sqrt", x, out)
+    assert_close(h.get(out), np.sqrt(np.float32(3.5)).reshape(()))
+    e = h.put(np.zeros((0, 5), np.float32))
+    out = h.empty((0, 5), ndplane.float32)
+    h.be.binary("add", e, e, out)
+    assert h.get(out).shape == (0, 5)

@@ -1,0 +1,125 @@
+"""reduce and scan over the last axis against the reference, every dtype and layout."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from cpu_helpers import DTYPES, assert_close
+
+import ndplane
+from ndplane.backend import REDUCE_OPS
+from ndplane.backend import reference as K
+
+
+def out_dtypes(op: str, dtype: ndplane.DType) -> list[ndplane.DType]:
+    if op in ("any", "all"):
+        return [ndplane.bool]
+    if op in ("argmax", "argmin"):
+        return [ndplane.int64, ndplane.int32]
+    if op in ("max", "min"):
+        return [dtype]
+    # sum/prod: the dtype itself, the default integer for small ints, floating for means
+    outs = [dtype]
+    if dtype.kind in ("bool", "int"):
+        outs.append(ndplane.int64)
+    if dtype.kind == "uint":
+        outs.append(ndplane.uint64)
+    if dtype.kind != "complex":
+        outs.append(ndplane.float64)
+    return outs
+
+
+def check_reduce(h, op, view, base, out_dtype, what, ulps=None):
+    want = np.empty(view.shape[:1], out_dtype.dtype)
+    K.reduce(op, view, want)
+    out = h.empty(view.shape[:1], out_dtype)
+    h.be.reduce(op, h.put(view, base), out)
+    if ulps is None:
+        ulps = 8 + view.shape[1] / 8 if op in ("sum", "prod") else 1
+    scale = 1.0
+    if op == "sum" and view.dtype.kind in "fc" and view.size:
+        # NOTE: summation error is relative to sum(|x|), not to the (cancelled) result.
+        with np.errstate(all="ignore"):
+            mags = np.abs(view.astype(np.complex128 if view.dtype.kind == "c" else np.float64))
+        scale = max(1.0, float(np.nanmax(np.where(np.isinf(mags), 0, mags).sum(axis=-1))))
+    assert_close(h.get(out), want, what, ulps=ulps, scale=scale)
+
+
+@pytest.mark.parametrize("op", sorted(REDUCE_OPS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_reduce_every_dtype_and_layout(h, op, dtype):
+    special = op not in ("sum", "prod")  # nan/inf are tested separately for sums
+    for shape in [(4, 9), (3, 1), (1, 40), (2, 300)]:
+        for name, view, base in h.layouts(shape, dtype, special=special, small=op == "prod"):
+            for od in out_dtypes(op, dtype):
+                check_reduce(h, op, view, base, od, f"{op} {dtype.name}->{od.name} {shape} {name}")
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "any", "all"])
+def test_reduce_empty_axis(h, op):
+    for dtype in (ndplane.bool, ndplane.int8, ndplane.float32, ndplane.complex64):
+        x = np.zeros((3, 0), dtype.dtype)
+        for od in out_dtypes(op, dtype):
+            check_reduce(h, op, x, x, od, f"{op} empty {dtype.name}")
+
+
+def test_reduce_empty_axis_without_identity_raises(h):
+    x = h.put(np.zeros((3, 0), np.float32))
+    with pytest.raises(ValueError, match="max"):
+        h.be.reduce("max", x, h.empty((3,), ndplane.float32))
+
+
+@pytest.mark.parametrize("dtype", [ndplane.float16, ndplane.float32, ndplane.float64,
+                                   ndplane.complex64], ids=lambda d: d.name)  # fmt: skip
+def test_nan_and_inf_propagate(h, dtype):
+    x = h.data((6, 50), dtype, special=False)
+    x[0, 3] = np.nan
+    x[1, 7] = np.inf
+    x[2, 0] = -np.inf
+    x[3, 49] = np.nan
+    x[3, 10] = np.inf
+    for op in ("sum", "prod", "max", "min", "argmax", "argmin"):
+        od = ndplane.int64 if op.startswith("arg") else dtype
+        check_reduce(h, op, x, x, od, f"{op} {dtype.name} specials", ulps=64)
+        t = np.ascontiguousarray(x.T)
+        check_reduce(h, op, t.T, t, od, f"{op} {dtype.name} specials T", ulps=64)
+
+
+@pytest.mark.parametrize("dtype", [ndplane.float32, ndplane.float64, ndplane.int32],
+                         ids=lambda d: d.name)  # fmt: skip
+def test_large_reductions_match_in_every_path(h, dtype):
+    # rows (horizontal, threads over rows), one long row (split), columns (vertical)
+    for shape in [(300, 700), (1, 200_003), (2, 150_001)]:
+        x = h.data(shape, dtype, special=False, small=True)
+        for op in ("sum", "max", "min", "argmax", "argmin", "any", "all"):
+            od = out_dtypes(op, dtype)[0]
+            check_reduce(h, op, x, x, od, f"{op} {shape}", ulps=64)
+            t = np.ascontiguousarray(x.T)
+            if shape[0] > 1:
+                check_reduce(h, op, t.T, t, od, f"{op} {shape} vertical", ulps=64)
+
+
+def test_float32_sum_is_pairwise_accurate(h):
+    n = 1_000_000
+    x = np.full((1, n), 0.1, np.float32)
+    out = h.empty((1,), ndplane.float32)
+    h.be.reduce("sum", h.put(x), out)
+    exact = n * float(np.float32(0.1))
+    assert abs(float(h.get(out)[0]) - exact) / exact < 1e-5
+    t = np.full((n // 100, 100), 0.1, np.float32)  # axis-0 sums of 10_000 rows
+    out = h.empty((100,), ndplane.float32)
+    h.be.reduce("sum", h.put(t.T, np.ascontiguousarray(t)), out)
+    assert np.all(np.abs(h.get(out) - 1000 * np.float32(0.1) * 10) / 1000 < 1e-5)
+
+
+@pytest.mark.parametrize("op", ["cumulative_sum", "cumulative_prod"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_scan(h, op, dtype):
+    for shape in [(3, 8), (2, 1), (1, 0), (0, 5)]:
+        for name, view, base in h.layouts(shape, dtype, special=True, small=True):
+            for od in out_dtypes("sum", dtype):
+                want = np.empty(view.shape, od.dtype)
+                K.scan(op, view, want)
+                out = h.empty(view.shape, od)
+                h.be.scan(op, h.put(view, base), out)
+                assert_close(h.get(out), want, f"{op} {dtype.name}->{od.name} {name}", ulps=16)

@@ -1,0 +1,90 @@
+"""The thread pool: back-to-back jobs, concurrent callers, fork, and the split reductions it runs."""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+
+import numpy as np
+import pytest
+from ndplane_cpu.backend import _native
+
+import ndplane
+
+
+@pytest.fixture
+def two_threads():
+    native = _native()
+    before = native.num_threads()
+    native.set_num_threads(2)  # NOTE: the pool is exercised even on a 1-core runner
+    yield native
+    native.set_num_threads(before)
+
+
+def test_back_to_back_jobs_of_changing_sizes(h, two_threads):
+    # A worker that wakes late for one job must never run a chunk of the next.
+    xs = [h.rng.standard_normal(n).astype(np.float32) for n in (70_000, 300_000, 65_537, 1_000_000)]
+    refs = [h.put(x) for x in xs]
+    outs = [h.empty(x.shape, ndplane.float32) for x in xs]
+    for i in range(400):
+        k = i % len(xs)
+        h.be.binary("add", refs[k], float(i), outs[k])
+        np.testing.assert_array_equal(h.get(outs[k]), xs[k] + np.float32(i))
+
+
+def test_concurrent_callers_release_the_gil(h, two_threads):
+    x = h.rng.standard_normal((600, 700))
+    ref = h.put(x)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            out = h.empty((600,), ndplane.float64)
+            inv = h.empty((1, 64, 64), ndplane.float64)
+            a = h.put(np.eye(64)[None] * 2.0)
+            for _ in range(20):
+                h.be.reduce("sum", ref, out)
+                np.testing.assert_allclose(h.get(out), x.sum(axis=1), rtol=1e-12)
+                h.be.linalg("inv", (a,), (inv,))
+                np.testing.assert_array_equal(h.get(inv), np.eye(64)[None] * 0.5)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+
+
+def test_vertical_sum_split_over_rows_is_pairwise_accurate(h, two_threads):
+    rows = np.ascontiguousarray(np.full((8192, 300), 0.1, np.float32))
+    out = h.empty((300,), ndplane.float32)
+    h.be.reduce("sum", h.put(rows.T, rows), out)  # sums over 8192 rows, split across the pool
+    np.testing.assert_allclose(h.get(out), 819.2, rtol=1e-5)
+    data = h.rng.standard_normal((5000, 333))
+    out = h.empty((333,), ndplane.float64)
+    h.be.reduce("sum", h.put(data.T, data), out)
+    np.testing.assert_allclose(h.get(out), data.sum(axis=0), rtol=1e-12, atol=1e-12)
+
+
+def _child(conn) -> None:
+    import ndplane as nd
+
+    x = nd.ones((2000, 1000), dtype=nd.float32, device="cpu")
+    conn.send(float(nd.sum(x + x)))
+    conn.close()
+
+
+def test_pool_works_after_fork(two_threads):
+    import ndplane as nd
+
+    float(nd.sum(nd.ones((2000, 1000), device="cpu") * 2))  # the parent's pool is running
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe()
+    p = ctx.Process(target=_child, args=(child,))
+    p.start()
+    assert parent.poll(60), "the forked child hung"
+    assert parent.recv() == 4_000_000.0
+    p.join(10)
