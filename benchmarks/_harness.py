@@ -28,3 +28,15 @@ def try_import_torch() -> Any:
         return torch
     except ImportError:
         return None
+
+
+def device_from_args() -> Any:
+    """The ndplane device named by ``--device`` (the default device without it)."""
+    import argparse
+
+    import ndplane as nd
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default=None)
+    args = parser.parse_args()
+    return nd.Device(args.device) if args.device else nd.get_default_device()

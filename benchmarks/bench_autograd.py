@@ -8,12 +8,11 @@ backward; one epoch of the digits MLP (64-128-10, Adam lr 1e-3, batch 64).
 
 from __future__ import annotations
 
-import argparse
 import platform
 import time
 
 import numpy as np
-from _harness import best_time, print_table, try_import_torch
+from _harness import best_time, device_from_args, print_table, try_import_torch
 
 import ndplane as nd
 from ndplane.examples import digits_mlp
@@ -81,10 +80,7 @@ def torch_cases(torch) -> dict[str, float]:  # type: ignore[no-untyped-def]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--device", default=None)
-    args = parser.parse_args()
-    dev = nd.Device(args.device) if args.device else nd.get_default_device()
+    dev = device_from_args()
     torch = try_import_torch()
     got = nd_cases(dev)
     ref = torch_cases(torch) if torch is not None else {}

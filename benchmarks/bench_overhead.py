@@ -7,20 +7,16 @@ Prints microseconds per call and the ratio to NumPy, all measured in this run.
 
 from __future__ import annotations
 
-import argparse
 import platform
 
 import numpy as np
-from _harness import best_time, print_table, try_import_torch
+from _harness import best_time, device_from_args, print_table, try_import_torch
 
 import ndplane as nd
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--device", default=None)
-    args = parser.parse_args()
-    dev = nd.Device(args.device) if args.device else nd.get_default_device()
+    dev = device_from_args()
     torch = try_import_torch()
 
     a = nd.asarray([1.0, 2.0, 3.0, 4.0], dtype=nd.float32, device=dev)
