@@ -64,7 +64,9 @@ class Optimizer:
                                              for name in self._state_names}  # fmt: skip
                 in_step = len({self.state[id(p)]["step"] for p in group}) == 1
                 if len(live) == len(group) and in_step:  # the common case: one update for all
-                    views = [(_flatten([p.grad for p in group]), _flatten(group), flat)]
+                    # NOTE: the flat copy of the parameters is needed only by weight decay
+                    pflat = _flatten(group) if self.weight_decay else None
+                    views = [(_flatten([p.grad for p in group]), pflat, flat)]
                     params = [group]
                 else:
                     views, params, off = [], [], 0
@@ -84,9 +86,11 @@ class Optimizer:
                         off += p.size
 
     _state_names: tuple[str, ...] = ()
+    weight_decay: float = 0.0
 
-    def _delta(self, g: Array, p: Array, state: dict[str, Array], t: int) -> Array:
-        """The amount to subtract from the (flat) parameters ``p`` given gradients ``g``."""
+    def _delta(self, g: Array, p: Array | None, state: dict[str, Array], t: int) -> Array:
+        """The amount to subtract from the (flat) parameters ``p`` given gradients ``g``
+        (``p`` is None when the rule has no weight decay, which alone reads it)."""
         raise NotImplementedError
 
 
