@@ -29,7 +29,7 @@ void require_dtype(const char* fn, const char* what, const View& v, int dtype) {
                          "; got " + DT_NAME[v.dtype] + ".");
 }
 
-static bool is_c_contiguous(const View& v) {
+bool is_c_contiguous(const View& v) {
     if (v.size == 0) return true;
     int64_t expect = 1;
     for (int d = v.ndim - 1; d >= 0; --d) {

@@ -31,6 +31,7 @@ void run_fused(int op, const View& x, const View* weight, const View* bias, doub
 void run_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, const View& out);
 
 // Shared helpers.
+bool is_c_contiguous(const View& v);  // size-1 axes ignored; every empty view is contiguous
 void require_same_shape(const char* fn, const View& a, const View& b);
 void require_dtype(const char* fn, const char* what, const View& v, int dtype);
 // A C-contiguous copy of `x` converted to `dtype` (x itself when nothing changes

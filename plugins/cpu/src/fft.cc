@@ -265,18 +265,13 @@ template <class R> void transform(int op, const View& x, const View& out, int no
     });
 }
 
-bool c_contig2(const View& v) {
-    if (v.ndim != 2) return false;
-    return v.size == 0 || ((v.shape[1] <= 1 || v.strides[1] == 1) && (v.shape[0] <= 1 || v.strides[0] == v.shape[1]));
-}
-
 }  // namespace
 
 void run_fft(int op, const View& x, const View& out, int norm) {
     if (op < 0 || op >= NFFT) throw std::invalid_argument("fft: unknown op.");
     if (norm < N_BACKWARD || norm > N_FORWARD) throw std::invalid_argument("fft: unknown norm.");
     const std::string name = std::string("fft.") + FFT_NAMES[op];
-    if (!c_contig2(x) || !c_contig2(out))
+    if (x.ndim != 2 || out.ndim != 2 || !is_c_contiguous(x) || !is_c_contiguous(out))
         throw std::invalid_argument(name + ": expected C-contiguous x (M, N) and out (M, K).");
     const OpInfo info = OPS[op];
     const bool single = x.dtype == F32 || x.dtype == C64;

@@ -416,16 +416,6 @@ template <class Op> void run_batch(const char* name, const Op& op, int64_t B, in
     throw linalg_error(msg + ".");
 }
 
-bool c_contig(const View& v) {
-    if (v.size == 0) return true;
-    int64_t expect = 1;
-    for (int d = v.ndim - 1; d >= 0; --d) {
-        if (v.shape[d] != 1 && v.strides[d] != expect) return false;
-        expect *= v.shape[d];
-    }
-    return true;
-}
-
 const char* const LINALG_NAMES[NLINALG] = {"cholesky", "qr",    "svd", "svdvals", "eigh",
                                            "eigvalsh", "solve", "inv", "det",     "slogdet"};
 const int NIN[NLINALG] = {1, 1, 1, 1, 1, 1, 2, 1, 1, 1};
@@ -444,7 +434,7 @@ void check(const char* name, const View& v, int ndim, std::initializer_list<int6
     int d = 0;
     for (int64_t s : shape) ok = ok && v.shape[d++] == s;
     if (!ok) bad_shape(name, std::string(what) + " has the wrong shape");
-    if (!c_contig(v)) bad_shape(name, std::string(what) + " must be C-contiguous");
+    if (!is_c_contiguous(v)) bad_shape(name, std::string(what) + " must be C-contiguous");
 }
 
 template <class T> void dispatch(int op, const View* in, const View* out) {
