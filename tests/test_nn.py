@@ -85,6 +85,60 @@ def test_losses() -> None:
         F.nll_loss(logits, nd.zeros(5))
 
 
+@pytest.mark.parametrize("x_shape", [(3,), (4, 3), (2, 4, 3), (0, 3)])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_linear_one_node_matches_numpy_and_gradcheck(x_shape: tuple[int, ...], with_bias: bool) -> None:
+    x, w, b = _x(x_shape, 5), _x((2, 3), 6), (_x((2,), 7) if with_bias else None)
+    want = x.to_numpy() @ w.to_numpy().T + (b.to_numpy() if with_bias else 0.0)
+    y = F.linear(x, w, b)
+    np.testing.assert_allclose(y.to_numpy(), want, rtol=1e-12, atol=1e-12)
+    assert y._node is not None and y._node.name == "linear"  # one node, not three
+    args = [x, w] + ([b] if with_bias else [])
+    assert gradcheck(lambda *t: F.linear(t[0], t[1], t[2] if with_bias else None), args)
+
+
+def test_linear_transposed_inputs_promotion_complex_and_double_backward() -> None:
+    x = _x((3, 4), 1)
+    w = nd.asarray(np.random.default_rng(2).standard_normal((4, 2)), requires_grad=True)
+    assert gradcheck(lambda a, c: F.linear(a.T, c.T), [_x((4, 3), 9), w])  # transposed operands
+    x32 = nd.asarray(np.ones((2, 4), np.float32))
+    y = F.linear(x32, w.T)  # float32 input, float64 weight: promoted; the gradient keeps w's dtype
+    nd.sum(y).backward()
+    assert y.dtype == nd.float64 and w.grad.dtype == nd.float64
+    rng = np.random.default_rng(3)
+    xc = nd.asarray(rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3)), requires_grad=True)
+    wc = nd.asarray(rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3)), requires_grad=True)
+    assert gradcheck(lambda a, c: nd.real(nd.sum(F.linear(a, c) * nd.conj(F.linear(a, c)))), [xc, wc])
+    # double backward (the rule is made of differentiable ops) agrees with the matmul road's
+    wt = nd.asarray(w.to_numpy().T, requires_grad=True)
+    second = []
+    for f in (lambda a, c: F.linear(a, c), lambda a, c: nd.matmul(a, c.mT)):
+        (gx,) = nd.autograd.grad(nd.sum(f(x, wt) ** 2), [x], create_graph=True)
+        second.append([g.to_numpy() for g in nd.autograd.grad(nd.sum(gx * gx), [x, wt])])
+    for got, want in zip(*second):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    with pytest.raises(ValueError, match="linear: weight must be 2-D"):
+        F.linear(x, nd.ones(4))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_and_cross_entropy_reductions(reduction: str) -> None:
+    logits, target = _x((5, 4), 8), nd.asarray([0, 3, 1, 1, 2])
+    host = logits.to_numpy()
+    logp = host - np.log(np.exp(host).sum(1, keepdims=True))
+    rows = -logp[np.arange(5), [0, 3, 1, 1, 2]]
+    want = {"mean": rows.mean(), "sum": rows.sum(), "none": rows}[reduction]
+    np.testing.assert_allclose(F.cross_entropy(logits, target, reduction).to_numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(F.nll_loss(nd.asarray(logp), target, reduction).to_numpy(), want, rtol=1e-12)
+    assert gradcheck(lambda t: F.cross_entropy(t, target, reduction), [logits])
+    empty = F.cross_entropy(nd.zeros((0, 4), requires_grad=True), nd.zeros(0, dtype=nd.int64), reduction)
+    assert empty.shape == ((0,) if reduction == "none" else ())
+    if reduction == "mean":
+        assert np.isnan(float(empty))  # the mean of no values, as NumPy and PyTorch give
+    with pytest.raises(ValueError, match="reduction must be"):
+        F.nll_loss(nd.asarray(logp), target, "avg")
+
+
 @pytest.mark.parametrize("act", ["relu", "gelu", "sigmoid", "tanh"])
 def test_activations(act: str) -> None:
     assert gradcheck(getattr(F, act), [nd.asarray([-2.5, -0.3, 0.4, 3.0], requires_grad=True)])

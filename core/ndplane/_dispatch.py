@@ -518,18 +518,26 @@ def move_axes_last(x: Array, axes: tuple[int, ...]) -> tuple[Array, tuple[int, .
 
 def reduce(op: str, x: Array, axes: tuple[int, ...], result: _dtypes.DType) -> Array:
     """Reduce ``axes`` of ``x`` into a new array of dtype ``result`` (kept axes only)."""
-    dev = x._storage.device
-    backend = check_dtype(dev, result, op)
-    moved, kept, red = move_axes_last(x, axes)
-    m, k = _layout.prod(kept), _layout.prod(red)
+    st = x._storage
+    dev = st.device
+    backend = st.backend
+    if result not in backend.dtypes:
+        check_dtype(dev, result, op)
+    r = x._ref
+    # NOTE: the (M, K) layout with the reduced axes last, from a memoised layout function:
+    # no intermediate Array unless the operand has to be compacted.
+    kept, m, k, strides2, moved_shape, moved_strides = _layout.reduce_layout(r.shape, r.strides, axes)
     out = _out(dev, backend, result, kept, m)
     if m:
         if k == 0 and op in ("max", "min", "argmax", "argmin"):
             raise ValueError(f"{op}: zero-size reduction over an axis of length 0 has no identity.")
         keep: list[Array] = []
-        src = _as_2d(moved, backend, m, k, keep)
-        path = _kernel_path(backend, op, x.dtype)
-        run(backend, path, "reduce", op, x.dtype,
+        if strides2 is not None and (r.contiguous or "strided" in backend.capabilities):
+            src = Ref(r.buffer, r.dtype, (m, k), strides2, r.offset, m * k, _layout.is_contiguous((m, k), strides2))
+        else:
+            src = _as_2d(_new(st, r.dtype, moved_shape, moved_strides, r.offset), backend, m, k, keep)
+        path = _kernel_path(backend, op, r.dtype)
+        run(backend, path, "reduce", op, r.dtype,
             (src, Ref(out._ref.buffer, result, (m,), (1,), 0, m, True)), (1,))  # fmt: skip
     return out
 
@@ -562,32 +570,36 @@ def _move_axis_back(out: Array, axis: int) -> Array:
     return _view(out, tuple(r.shape[i] for i in order), tuple(r.strides[i] for i in order), r.offset)
 
 
-def _matmul_operand(x: Array, shape: tuple[int, ...], backend: Backend, keep: list[Array]) -> Ref:
-    """(B, R, C) operand: batch broadcast by stride 0; the matrix row- or column-major."""
-    ref = _broadcast_ref(x, shape, "matmul")
+def _matmul_operand(x: Array, ref: Ref, backend: Backend, keep: list[Array]) -> Ref:
+    """A (B, R, C) operand over ``x``'s storage as the kernel may see it: the matrix row- or
+    column-major (batch stride free) on strided backends, else C-contiguous (compacted)."""
+    if ref.contiguous:
+        return ref
     if "strided" in backend.capabilities:
         _, rs, cs = ref.strides
-        r, c = shape[1], shape[2]
+        _, r, c = ref.shape
         if (cs == 1 or c == 1) or (rs == 1 or r == 1):
             return ref
-    return ref if ref.contiguous else _materialize(x, ref, backend, keep)
+    return _materialize(x, ref, backend, keep)
 
 
-def matmul3(a: Array, b: Array) -> Array:
-    """``a`` (Ba, M, K) @ ``b`` (Bb, K, N) with one dtype, batch broadcast -> (B, M, N)."""
-    dev = a._storage.device
-    (ba, m, k), (bb, k2, n) = a.shape, b.shape
-    batch = _layout.broadcast_shapes((ba,), (bb,), name="matmul")[0]
-    path, compute, result = plan(dev, "matmul", a.dtype)
-    backend = dev.backend
-    out = _out(dev, backend, result, (batch, m, n), batch * m * n)
-    if out.size:
+def matmul3(a: Array, ra: Ref, b: Array, rb: Ref, shape: tuple[int, ...]) -> Array:
+    """``ra`` (B, M, K) @ ``rb`` (B, K, N), views of ``a``'s and ``b``'s storage of one dtype
+    (a batch stride of 0 broadcasts), into a new contiguous array of ``shape`` (B*M*N elements)."""
+    st = a._storage
+    dev = st.device
+    (batch, m, k), n = ra.shape, rb.shape[2]
+    path, compute, result = plan(dev, "matmul", ra.dtype)
+    backend = st.backend
+    size = batch * m * n
+    out = _out(dev, backend, result, shape, size)
+    if size:
+        oref = Ref(out._ref.buffer, result, (batch, m, n), (m * n, n, 1), 0, size, True)
         if k == 0:
-            backend.fill(out._ref, _dtypes.python_scalar(0, result, "matmul"))
+            backend.fill(oref, _dtypes.python_scalar(0, result, "matmul"))
         else:
             keep: list[Array] = []
-            args = (_matmul_operand(a, (batch, m, k), backend, keep),
-                    _matmul_operand(b, (batch, k2, n), backend, keep), out._ref)  # fmt: skip
+            args = (_matmul_operand(a, ra, backend, keep), _matmul_operand(b, rb, backend, keep), oref)
             run(backend, path, "matmul", None, compute, args, (2,))
     return out
 

@@ -267,6 +267,10 @@ def default_of(defaults: dict[str, DType], category: str, what: str) -> DType:
         ) from None
 
 
+_INT_RANGE = {d: (int(np.iinfo(d.dtype).min), int(np.iinfo(d.dtype).max)) for d in (
+    int8, int16, int32, int64, uint8, uint16, uint32, uint64)}  # fmt: skip
+
+
 def python_scalar(value: Any, dtype: DType, name: str) -> Any:
     """Convert a Python scalar to the Python type that represents ``dtype``'s values.
 
@@ -277,12 +281,9 @@ def python_scalar(value: Any, dtype: DType, name: str) -> Any:
         return _builtin_bool(value)
     if kind == "int" or kind == "uint":
         v = int(value)
-        info = np.iinfo(dtype.dtype)
-        if not info.min <= v <= info.max:
-            raise OverflowError(
-                f"{name}: the Python integer {v} is out of bounds for {dtype.name} "
-                f"[{info.min}, {info.max}]."
-            )
+        lo, hi = _INT_RANGE[dtype]
+        if not lo <= v <= hi:
+            raise OverflowError(f"{name}: the Python integer {v} is out of bounds for {dtype.name} [{lo}, {hi}].")
         return v
     if kind == "float":
         return float(value)

@@ -13,13 +13,40 @@ Shape = tuple[int, ...]
 Strides = tuple[int, ...]
 
 
+# NOTE: the hot layout functions are memoised on their (hashable, all-int) arguments: a
+# training step sees the same few shapes thousands of times, and a dict lookup is several
+# times cheaper than the loop. Each cache is bounded; errors are raised, never cached.
+_CACHE_LIMIT = 4096
+
+
+def _memo(fn: Any) -> Any:
+    cache: dict[Any, Any] = {}
+
+    def wrapper(*args: Any) -> Any:
+        try:
+            return cache[args]
+        except KeyError:
+            pass
+        value = fn(*args)
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        cache[args] = value
+        return value
+
+    wrapper.__name__ = fn.__name__
+    wrapper.__qualname__ = fn.__qualname__
+    wrapper.__doc__ = fn.__doc__
+    wrapper.uncached = fn  # type: ignore[attr-defined]
+    return wrapper
+
+
 _STRIDES_CACHE: dict[Shape, Strides] = {}
 
 
 def contiguous_strides(shape: Shape) -> Strides:
     s = _STRIDES_CACHE.get(shape)
     if s is None:
-        if len(_STRIDES_CACHE) > 4096:
+        if len(_STRIDES_CACHE) > _CACHE_LIMIT:
             _STRIDES_CACHE.clear()
         s = _STRIDES_CACHE[shape] = _contiguous_strides(shape)
     return s
@@ -41,6 +68,7 @@ def prod(shape: Sequence[int]) -> int:
     return n
 
 
+@_memo
 def is_contiguous(shape: Shape, strides: Strides) -> bool:
     """C-contiguity; strides of size-1 axes are ignored, every empty array is contiguous."""
     if 0 in shape:
@@ -94,6 +122,22 @@ def normalize_axes(axis: Any, ndim: int, name: str) -> tuple[int, ...]:
 
 
 def broadcast_shapes(*shapes: Shape, name: str = "broadcast_shapes") -> Shape:
+    """The shape ``shapes`` broadcast to (NumPy's rule); raises ValueError naming ``name``."""
+    try:
+        return _BROADCAST_CACHE[shapes]
+    except KeyError:
+        pass
+    out = _broadcast_shapes(shapes, name)
+    if len(_BROADCAST_CACHE) >= _CACHE_LIMIT:
+        _BROADCAST_CACHE.clear()
+    _BROADCAST_CACHE[shapes] = out
+    return out
+
+
+_BROADCAST_CACHE: dict[tuple[Shape, ...], Shape] = {}
+
+
+def _broadcast_shapes(shapes: tuple[Shape, ...], name: str) -> Shape:
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for shape in shapes:
@@ -111,6 +155,22 @@ def broadcast_shapes(*shapes: Shape, name: str = "broadcast_shapes") -> Shape:
 
 def broadcast_strides(shape: Shape, strides: Strides, new_shape: Shape, name: str) -> Strides:
     """Strides of ``shape`` viewed as ``new_shape`` (stride 0 on broadcast axes)."""
+    key = (shape, strides, new_shape)
+    try:
+        return _BSTRIDES_CACHE[key]
+    except KeyError:
+        pass
+    out = _broadcast_strides(shape, strides, new_shape, name)
+    if len(_BSTRIDES_CACHE) >= _CACHE_LIMIT:
+        _BSTRIDES_CACHE.clear()
+    _BSTRIDES_CACHE[key] = out
+    return out
+
+
+_BSTRIDES_CACHE: dict[tuple[Shape, Strides, Shape], Strides] = {}
+
+
+def _broadcast_strides(shape: Shape, strides: Strides, new_shape: Shape, name: str) -> Strides:
     lead = len(new_shape) - len(shape)
     if lead < 0:
         raise ValueError(f"{name}: cannot broadcast shape {shape} to the smaller rank shape {new_shape}.")
@@ -125,6 +185,20 @@ def broadcast_strides(shape: Shape, strides: Strides, new_shape: Shape, name: st
     return tuple(out)
 
 
+@_memo
+def reduce_layout(shape: Shape, strides: Strides, axes: tuple[int, ...]) -> tuple[Shape, int, int, Strides | None, Shape, Strides]:
+    """The layout a reduction over ``axes`` (normalised, distinct) reads: the kept shape, M
+    (kept elements), K (reduced elements), the strides of the (M, K) view with the reduced
+    axes last (None when no such view exists), and the moved layout itself."""
+    keep = tuple(i for i in range(len(shape)) if i not in axes)
+    order = keep + axes
+    moved_shape = tuple(shape[i] for i in order)
+    moved_strides = tuple(strides[i] for i in order)
+    kept = tuple(shape[i] for i in keep)
+    m, k = prod(kept), prod(shape[i] for i in axes)
+    return kept, m, k, reshape_strides(moved_shape, moved_strides, (m, k)), moved_shape, moved_strides
+
+
 def permute(shape: Shape, strides: Strides, axes: Sequence[int], name: str) -> tuple[Shape, Strides]:
     ndim = len(shape)
     if len(axes) != ndim:
@@ -135,6 +209,7 @@ def permute(shape: Shape, strides: Strides, axes: Sequence[int], name: str) -> t
     return tuple(shape[a] for a in ax), tuple(strides[a] for a in ax)
 
 
+@_memo
 def reshape_strides(shape: Shape, strides: Strides, new_shape: Shape) -> Strides | None:
     """Strides that view ``shape`` as ``new_shape`` without copying, or None if impossible."""
     if prod(shape) == 0 or is_contiguous(shape, strides):
@@ -177,6 +252,24 @@ def reshape_strides(shape: Shape, strides: Strides, new_shape: Shape) -> Strides
 
 def resolve_shape(shape: Sequence[int], size: int, name: str) -> Shape:
     """Fill in one ``-1`` and check that the element count matches."""
+    if type(shape) is tuple:
+        key = (shape, size)
+        try:
+            return _RESOLVED_CACHE[key]
+        except (KeyError, TypeError):  # NOTE: TypeError: an unhashable entry, reported below
+            pass
+        out = _resolve_shape(shape, size, name)
+        if len(_RESOLVED_CACHE) >= _CACHE_LIMIT:
+            _RESOLVED_CACHE.clear()
+        _RESOLVED_CACHE[key] = out
+        return out
+    return _resolve_shape(shape, size, name)
+
+
+_RESOLVED_CACHE: dict[tuple[Any, int], Shape] = {}
+
+
+def _resolve_shape(shape: Sequence[int], size: int, name: str) -> Shape:
     try:
         dims = tuple(operator.index(n) for n in shape)
     except TypeError:
@@ -198,6 +291,10 @@ def basic_index(
     shape: Shape, strides: Strides, offset: int, key: Any, name: str = "__getitem__"
 ) -> tuple[Shape, Strides, int]:
     """Apply a basic index (ints, slices, Ellipsis, None, a tuple of those) to a layout."""
+    if type(key) is slice and shape:  # the common x[a:b:c]: straight to the answer
+        start, stop, step = key.indices(shape[0])
+        n = len(range(start, stop, step))
+        return (n,) + shape[1:], (strides[0] * step,) + strides[1:], offset + start * strides[0] if n else offset
     if not isinstance(key, tuple):
         key = (key,)
     n_ellipsis = sum(1 for k in key if k is Ellipsis)

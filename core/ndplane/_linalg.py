@@ -6,6 +6,7 @@ from typing import Sequence
 
 from . import _dispatch, _dtypes, _layout
 from ._array import Array
+from .backend.base import Ref
 from .autograd import graph as _graph
 from ._manipulation import expand_dims, permute_dims, reshape
 
@@ -22,13 +23,15 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     """
     if type(x1) is not Array or type(x2) is not Array:
         raise TypeError(f"matmul: expected ndplane arrays; got {type(x1).__name__} and {type(x2).__name__}.")
-    _dispatch.same_device("matmul", x1, x2)
-    if x1.ndim == 0 or x2.ndim == 0:
+    if x1._storage.device is not x2._storage.device:
+        _dispatch.same_device("matmul", x1, x2)
+    ra, rb = x1._ref, x2._ref
+    sa, sb = ra.shape, rb.shape
+    if not sa or not sb:
         raise ValueError("matmul: 0-d arrays are not allowed; use multiply for scalars.")
-    dt = x1.dtype if x1.dtype is x2.dtype else _dtypes.promote(x1.dtype, x2.dtype, "matmul")
-    a = x1 if x1.dtype is dt else _dispatch.cast(x1, dt)
-    b = x2 if x2.dtype is dt else _dispatch.cast(x2, dt)
-    sa, sb = a.shape, b.shape
+    dt = ra.dtype if ra.dtype is rb.dtype else _dtypes.promote(ra.dtype, rb.dtype, "matmul")
+    a = x1 if ra.dtype is dt else _dispatch.cast(x1, dt)
+    b = x2 if rb.dtype is dt else _dispatch.cast(x2, dt)
     (m, k) = (1, sa[0]) if len(sa) == 1 else sa[-2:]
     (k2, n) = (sb[0], 1) if len(sb) == 1 else sb[-2:]
     if k != k2:
@@ -40,19 +43,22 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     ba, bb = sa[:-2], sb[:-2]
     batch = ba if ba == bb else _layout.broadcast_shapes(ba, bb, name="matmul")
     nb = _layout.prod(batch)
-    # NOTE: the (B, R, C) operands are raw views (no graph); the whole product is one node,
-    # whose rule (autograd/rules.py, "matmul") handles vectors and batch broadcasting.
-    out = _dispatch.matmul3(_batch3(a, batch, nb, m, k), _batch3(b, batch, nb, k, n))
+    # NOTE: the kernel sees (B, R, C) Refs over the operands' storage (no Array, no graph);
+    # the whole product is one node, whose rule (autograd/rules.py, "matmul") handles
+    # vectors and batch broadcasting.
+    owner_a, a3 = _batch3(a, batch, nb, m, k)
+    owner_b, b3 = _batch3(b, batch, nb, k, n)
     shape = batch + ((m,) if len(sa) > 1 else ()) + ((n,) if len(sb) > 1 else ())
-    out = _dispatch.view_as(out, shape, _layout.contiguous_strides(shape), 0)
+    out = _dispatch.matmul3(owner_a, a3, owner_b, b3, shape)
     if a.requires_grad or b.requires_grad:
         _graph.record("matmul", out, (a, b), (a, b))
     return out
 
 
-def _batch3(x: Array, batch: tuple[int, ...], nb: int, r: int, c: int) -> Array:
-    """``x`` (..., R, C) -- or a vector standing for (1, C) / (R, 1) -- as a (B, R, C) view where
-    the batch axes merge (or broadcast with stride 0), else as a (B, R, C) copy."""
+def _batch3(x: Array, batch: tuple[int, ...], nb: int, r: int, c: int) -> tuple[Array, Ref]:
+    """``x`` (..., R, C) -- or a vector standing for (1, C) / (R, 1) -- as a (B, R, C) Ref over
+    its storage where the batch axes merge (or broadcast with stride 0); else over a copy,
+    returned with it (the Array that owns the Ref's storage)."""
     ref = x._ref
     if len(ref.shape) == 1:
         strides2 = (0, ref.strides[0]) if r == 1 else (ref.strides[0], 0)
@@ -61,14 +67,19 @@ def _batch3(x: Array, batch: tuple[int, ...], nb: int, r: int, c: int) -> Array:
     else:
         strides2 = ref.strides[-2:]
         lead, lead_strides = ref.shape[:-2], ref.strides[:-2]
+    if not batch:
+        return x, Ref(ref.buffer, ref.dtype, (1, r, c), (0,) + strides2, ref.offset, r * c, ref.contiguous)
     if lead != batch:
         lead_strides = _layout.broadcast_strides(lead, lead_strides, batch, "matmul")
-    bstrides = _layout.reshape_strides(batch, lead_strides, (nb,)) if batch else (0,)
+    bstrides = _layout.reshape_strides(batch, lead_strides, (nb,))
     if bstrides is None:  # batch axes that do not merge: copy them into one
-        full = _dispatch.view_as(x, batch + (r, c), lead_strides + strides2, ref.offset)
-        c3 = _dispatch.copy_of(full)
-        return _dispatch.view_as(c3, (nb, r, c), (r * c, c, 1), 0)
-    return _dispatch.view_as(x, (nb, r, c), bstrides + strides2, ref.offset)
+        x = _dispatch.copy_of(_dispatch.view_as(x, batch + (r, c), lead_strides + strides2, ref.offset))
+        ref = x._ref
+        bstrides, strides2 = (r * c,), (c, 1)
+    shape3 = (nb, r, c)
+    strides3 = bstrides + strides2
+    return x, Ref(ref.buffer, ref.dtype, shape3, strides3, ref.offset, nb * r * c,
+                  _layout.is_contiguous(shape3, strides3))  # fmt: skip
 
 
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:

@@ -29,8 +29,10 @@ def unbroadcast(g: nd.Array, shape: tuple[int, ...]) -> nd.Array:
     if g.shape == shape:
         return g
     lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
-    s = nd.sum(g, axis=axes, keepdims=True) if axes else g
+    stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    if not stretched:  # only leading axes were added: their sum has ``shape`` already
+        return nd.sum(g, axis=tuple(range(lead)))
+    s = nd.sum(g, axis=tuple(range(lead)) + stretched, keepdims=True)
     return nd.reshape(s, shape)
 
 

@@ -15,6 +15,8 @@ import ndplane as nd
 from .. import _layout
 from .._array import Array
 from ..autograd import graph as _graph
+from ..autograd.rules import _c
+from ..autograd.rules import unbroadcast as _unbroadcast
 from ..composite import layer_norm as _layer_norm
 from ..composite import log_softmax, logsumexp, softmax
 
@@ -95,9 +97,25 @@ def _default_generator() -> nd.random.Generator:
 
 
 def linear(x: Array, weight: Array, bias: Array | None = None) -> Array:
-    """``x @ weight.T + bias`` with ``weight`` of shape (out, in)."""
-    y = nd.matmul(x, weight.mT)
-    return y + bias if bias is not None else y
+    """``x @ weight.T + bias`` with ``weight`` of shape (out, in).
+
+    One graph node (not a transpose, a product and a sum): its rule is two products and a
+    sum over the batch axes.
+
+    >>> import ndplane as nd
+    >>> linear(nd.asarray([[1.0, 2.0]]), nd.asarray([[1.0, 1.0], [0.0, 2.0]]), nd.asarray([0.5, 0.0])).tolist()
+    [[3.5, 4.0]]
+    """
+    if weight.ndim != 2:
+        raise ValueError(f"linear: weight must be 2-D (out_features, in_features); got shape {weight.shape}.")
+    track = x.requires_grad or weight.requires_grad or (bias is not None and bias.requires_grad)
+    with nd.no_grad():
+        y = nd.matmul(x, weight.mT)
+        if bias is not None:
+            y = y + bias
+    if track and _graph.is_grad_enabled():
+        return _graph.record("linear", y, (x, weight, bias), (x, weight))
+    return y
 
 
 def pad2d(x: Array, padding: int) -> Array:
@@ -207,7 +225,12 @@ def embedding(indices: Array, weight: Array) -> Array:
 
 
 def one_hot(labels: Array, num_classes: int, dtype: nd.DType | None = None) -> Array:
-    """(N,) integer labels as an (N, num_classes) 0/1 array."""
+    """(N,) integer labels as an (N, num_classes) 0/1 array.
+
+    >>> import ndplane as nd
+    >>> one_hot(nd.asarray([2, 0]), 3).tolist()
+    [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+    """
     classes = nd.arange(num_classes, dtype=labels.dtype, device=labels.device)
     hot = nd.expand_dims(labels, axis=-1) == classes
     return nd.astype(hot, dtype or labels.device.backend.default_dtypes["real floating"])
@@ -230,14 +253,34 @@ def mse_loss(input: Array, target: Array, reduction: str = "mean") -> Array:  # 
 
 
 def nll_loss(log_probs: Array, target: Array, reduction: str = "mean") -> Array:
-    """Negative log-likelihood of integer ``target`` (N,) under ``log_probs`` (N, C)."""
+    """Negative log-likelihood of integer ``target`` (N,) under ``log_probs`` (N, C).
+
+    >>> import ndplane as nd
+    >>> float(nll_loss(nd.log(nd.asarray([[0.5, 0.5], [0.25, 0.75]])), nd.asarray([0, 1])))
+    0.490...
+    """
+    return _nll(log_probs, target, reduction, None)
+
+
+def _nll(log_probs: Array, target: Array, reduction: str, hot: Array | None) -> Array:
     if log_probs.ndim != 2 or target.shape != log_probs.shape[:1]:
         raise ValueError(f"nll_loss: expected (N, C) log-probabilities and (N,) targets; got "
                          f"{log_probs.shape} and {target.shape}.")  # fmt: skip
     if target.dtype.kind not in ("int", "uint"):
         raise TypeError(f"nll_loss: targets must be integer class indices; got {target.dtype.name}.")
-    picked = nd.sum(log_probs * one_hot(target, log_probs.shape[1], log_probs.dtype), axis=1)
-    return _reduce(-picked, reduction, "nll_loss")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"nll_loss: reduction must be 'mean', 'sum' or 'none'; got {reduction!r}.")
+    if hot is None:
+        hot = one_hot(target, log_probs.shape[1], log_probs.dtype)
+    picked = log_probs * hot
+    if reduction == "none":
+        return -nd.sum(picked, axis=1)
+    total = nd.sum(picked)
+    if reduction == "sum":
+        return -total
+    n = log_probs.shape[0]
+    # NOTE: one scaled total rather than a negation and a mean of N row values
+    return total * (-1.0 / n) if n else nd.mean(nd.sum(picked, axis=1))  # an empty batch: nan
 
 
 def cross_entropy(logits: Array, target: Array, reduction: str = "mean") -> Array:
@@ -250,12 +293,12 @@ def cross_entropy(logits: Array, target: Array, reduction: str = "mean") -> Arra
     >>> round(float(cross_entropy(nd.asarray([[2.0, 0.0]]), nd.asarray([0]))), 4)
     0.1269
     """
-    if reduction == "none" or not logits.requires_grad:
+    if reduction == "none" or not logits.requires_grad or logits.ndim != 2 or not _graph.is_grad_enabled():
         return nll_loss(log_softmax(logits, axis=1), target, reduction)
     with nd.no_grad():
         logp = log_softmax(logits, axis=1)
-        hot = one_hot(target, logits.shape[1], logp.dtype) if logits.ndim == 2 else None
-        loss = nll_loss(logp, target, reduction)
+        hot = one_hot(target, logits.shape[1], logp.dtype) if target.ndim == 1 else None
+        loss = _nll(logp, target, reduction, hot)
     return _graph.record("cross_entropy", loss, (logits,), (logp, hot), reduction)
 
 
@@ -264,13 +307,23 @@ def _relu_vjp(g: Array, node: _graph.Node) -> tuple[Array]:
     return (nd.where(out > 0, g, 0.0),)
 
 
+def _linear_vjp(g: Array, node: _graph.Node) -> tuple[Array | None, Array | None, Array | None]:
+    x, w = node.saved_values()
+    ix, iw, ib = node.inputs
+    g2 = g if g.ndim == 2 else nd.reshape(g, (-1, w.shape[0]))
+    gx = nd.matmul(g, _c(w)) if ix is not None else None
+    gw = nd.matmul(g2.mT, _c(x if x.ndim == 2 else nd.reshape(x, (-1, w.shape[1])))) if iw is not None else None
+    gb = _unbroadcast(g, ib.shape) if ib is not None else None
+    return gx, gw, gb
+
+
 def _cross_entropy_vjp(g: Array, node: _graph.Node) -> tuple[Array]:
     logp, hot = node.saved_values()
     scale = g / logp.shape[0] if node.params == "mean" else g
     return ((nd.exp(logp) - hot) * scale,)
 
 
-_graph.RULES.update({"relu": _relu_vjp, "cross_entropy": _cross_entropy_vjp})
+_graph.RULES.update({"relu": _relu_vjp, "cross_entropy": _cross_entropy_vjp, "linear": _linear_vjp})
 
 
 def binary_cross_entropy_with_logits(logits: Array, target: Array, reduction: str = "mean") -> Array:
