@@ -211,6 +211,16 @@ class Backend:
         - ``layer_norm``: ``inputs = (x, weight, bias)`` with ``weight``/``bias`` (K,) or None,
           ``params = {"eps": float}``, ``out`` (M, K) = (x - mean) / sqrt(var + eps) * weight + bias
           (biased variance over the row).
+        - ``adam`` (the optimizers' update, the one fused op that writes its operands in place):
+          ``inputs = (grad, exp_avg, exp_avg_sq)``, ``out = param``; all four C-contiguous, of
+          one real floating dtype and one shape (any rank). ``params = {"lr", "beta1", "beta2",
+          "eps", "weight_decay": float, "decoupled": bool, "step": int >= 1}``. With
+          ``g = grad + weight_decay * param`` unless ``decoupled`` (else ``g = grad``), it sets
+          ``exp_avg = beta1 * exp_avg + (1 - beta1) * g``,
+          ``exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) * g * g`` and
+          ``param -= lr / (1 - beta1**step) * exp_avg / (sqrt(exp_avg_sq) / sqrt(1 - beta2**step) + eps)
+          + (lr * weight_decay * param if decoupled else 0)`` (``param`` on the right: before the
+          update), computing float16 in float32 -- :class:`ndplane.optim.Adam`'s generic rule.
         """
         raise NotImplementedError(f"need fused {op!r}")
 

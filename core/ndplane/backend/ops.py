@@ -46,8 +46,10 @@ INPLACE = "inplace"
 HOST_RESIDENT = "host"
 """Buffers live in host memory, so ``numpy.asarray(x)`` may share them."""
 
-FUSED_OPS = frozenset({"softmax", "log_softmax", "logsumexp", "layer_norm"})
-"""Composites a backend may fuse: it declares ``"fused:<op>"`` and implements ``Backend.fused``."""
+FUSED_OPS = frozenset({"softmax", "log_softmax", "logsumexp", "layer_norm", "adam"})
+"""Composites a backend may fuse: it declares ``"fused:<op>"`` and implements ``Backend.fused``.
+Each is optional (a backend without it gets the generic algorithm), so adding one -- ``adam``
+came after the first four -- leaves :data:`PROTOCOL_VERSION` unchanged."""
 
 CAPABILITIES = frozenset({STRIDED, INPLACE, HOST_RESIDENT} | {f"fused:{op}" for op in FUSED_OPS})
 

@@ -19,6 +19,7 @@ from typing import Any, Iterable
 import ndplane as nd
 
 from .._array import Array
+from ..backend.base import Ref
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
 
@@ -30,6 +31,8 @@ class Optimizer:
     gathered into one flat array, the update rule runs once on it (a handful of kernels,
     whatever the number of parameters), and each parameter takes its slice. The state
     (momentum, Adam's moments) lives in flat arrays; each parameter's share is a view.
+    Where the backend declares a fused kernel for the rule (``"fused:adam"``), each parameter
+    is instead updated in place by one kernel call, reading its gradient and state once.
     """
 
     def __init__(self, params: Iterable[Array], defaults: dict[str, Any]) -> None:
@@ -45,6 +48,7 @@ class Optimizer:
             groups.setdefault((p.device, p.dtype), []).append(p)
         self._groups = list(groups.values())
         self._flat: dict[int, dict[str, Array]] = {}  # group index -> flat state arrays
+        self._state_refs: dict[int, list[tuple[Ref, ...]]] = {}  # group index -> per-parameter state Refs
         self.state: dict[int, dict[str, Any]] = {id(p): {"step": 0} for p in self.params}
 
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -62,6 +66,8 @@ class Optimizer:
                     flat = self._flat[gi] = {name: nd.zeros(sum(p.size for p in group), dtype=group[0].dtype,
                                                               device=group[0].device)
                                              for name in self._state_names}  # fmt: skip
+                if self._fused_op is not None and self._fused_step(gi, group, flat):
+                    continue
                 in_step = len({self.state[id(p)]["step"] for p in group}) == 1
                 if len(live) == len(group) and in_step:  # the common case: one update for all
                     # NOTE: the flat copy of the parameters is needed only by weight decay
@@ -87,6 +93,47 @@ class Optimizer:
 
     _state_names: tuple[str, ...] = ()
     weight_decay: float = 0.0
+    #: The backend's fused kernel for this rule ("fused:<op>"), when it declares one.
+    _fused_op: str | None = None
+
+    def _fused_params(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _fused_step(self, gi: int, group: list[Array], flat: dict[str, Array]) -> bool:
+        """The update as one fused kernel per parameter, in place (see ``Backend.fused``), when
+        the backend declares ``"fused:<op>"`` and every parameter and gradient is a C-contiguous
+        real float array of its parameter's dtype and shape; False (nothing done) otherwise."""
+        p0 = group[0]
+        backend = p0._storage.backend
+        if f"fused:{self._fused_op}" not in backend.capabilities or p0.dtype.kind != "float":
+            return False
+        for p in group:
+            g = p.grad
+            if not p._ref.contiguous or (g is not None and (
+                    g._ref.dtype is not p._ref.dtype or g._ref.shape != p._ref.shape or not g._ref.contiguous)):  # fmt: skip
+                return False
+        refs = self._state_refs.get(gi)
+        if refs is None:  # each parameter's share of the flat state, as Refs of its shape
+            refs, off = [], 0
+            for p in group:
+                r = p._ref
+                refs.append(tuple(Ref(s._ref.buffer, r.dtype, r.shape, r.strides, off, r.size, True)
+                                  for s in flat.values()))  # fmt: skip
+                off += r.size
+            self._state_refs[gi] = refs
+        params = self._fused_params()
+        for p, state in zip(group, refs):
+            g = p.grad
+            if g is None or not p._ref.size:
+                continue
+            st = self.state[id(p)]
+            st["step"] += 1
+            params["step"] = st["step"]
+            backend.fused(self._fused_op, (g._ref, *state), p._ref, params)
+            p._storage.version += 1
+        for s in flat.values():
+            s._storage.version += 1
+        return True
 
     def _delta(self, g: Array, p: Array | None, state: dict[str, Array], t: int) -> Array:
         """The amount to subtract from the (flat) parameters ``p`` given gradients ``g``
@@ -147,6 +194,12 @@ class Adam(Optimizer):
         self.betas = betas
 
     _state_names = ("m", "v")
+    _fused_op = "adam"
+
+    def _fused_params(self) -> dict[str, Any]:
+        b1, b2 = self.betas
+        return {"lr": self.lr, "beta1": b1, "beta2": b2, "eps": self.eps, "weight_decay": self.weight_decay,
+                "decoupled": self.decoupled}  # fmt: skip
 
     def _delta(self, g: Array, p: Array, state: dict[str, Array], t: int) -> Array:
         b1, b2 = self.betas

@@ -29,7 +29,7 @@ using ScanFn = void (*)(int op, const View& x, char* out);
 using FusedFn = void (*)(int op, const View& x, const char* weight, const char* bias, double eps,
                          char* out);
 
-enum FusedOp : int { FU_SOFTMAX, FU_LOG_SOFTMAX, FU_LOGSUMEXP, FU_LAYER_NORM, NFUSED };
+enum FusedOp : int { FU_SOFTMAX, FU_LOG_SOFTMAX, FU_LOGSUMEXP, FU_LAYER_NORM, FU_ADAM, NFUSED };
 enum ReduceOp : int { R_SUM, R_PROD, R_MAX, R_MIN, R_ARGMAX, R_ARGMIN, R_ANY, R_ALL, NREDUCE };
 enum ScanOp : int { S_CUMSUM, S_CUMPROD, NSCAN };
 

@@ -17,6 +17,7 @@
 #include "driver.h"
 #include "linalg.h"
 #include "memory.h"
+#include "optim.h"
 
 namespace nb = nanobind;
 
@@ -287,6 +288,7 @@ void init_op_tables() {
     g_fused.add("log_softmax", FU_LOG_SOFTMAX);
     g_fused.add("logsumexp", FU_LOGSUMEXP);
     g_fused.add("layer_norm", FU_LAYER_NORM);
+    g_fused.add("adam", FU_ADAM);
     g_linalg.kind = "linalg";
     for (int i = 0; i < NLINALG; ++i) g_linalg.add(linalg_name(i), i);
     g_fft.kind = "fft";
@@ -459,8 +461,44 @@ void py_sort(nb::handle x, nb::handle values, nb::handle indices, bool descendin
     maybe_release(vx.size * 4, [&] { run_sort(vx, hv ? &vv : nullptr, hi ? &vi : nullptr, descending, stable); });
 }
 
+// A float (or int, or bool) from the params dict; `fallback` when absent.
+double param_number(PyObject* params, const char* key, double fallback) {
+    PyObject* o = PyDict_GetItemString(params, key);
+    if (!o) return fallback;
+    double v = PyFloat_AsDouble(o);
+    if (v == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        throw type_error(std::string("fused: params['") + key + "'] must be a number.");
+    }
+    return v;
+}
+
+// fused("adam", (grad, exp_avg, exp_avg_sq), param, params): param, exp_avg and
+// exp_avg_sq are updated in place.
+void py_fused_adam(nb::handle inputs, nb::handle out, nb::handle params) {
+    if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 3)
+        throw type_error("fused adam: inputs must be a tuple (grad, exp_avg, exp_avg_sq).");
+    if (!PyDict_Check(params.ptr())) throw type_error("fused adam: params must be a dict.");
+    View vp, vg, vm, vv;
+    parse(out.ptr(), vp, "fused adam");
+    parse(PyTuple_GET_ITEM(inputs.ptr(), 0), vg, "fused adam");
+    parse(PyTuple_GET_ITEM(inputs.ptr(), 1), vm, "fused adam");
+    parse(PyTuple_GET_ITEM(inputs.ptr(), 2), vv, "fused adam");
+    PyObject* d = params.ptr();
+    AdamParams a;
+    a.lr = param_number(d, "lr", a.lr);
+    a.beta1 = param_number(d, "beta1", a.beta1);
+    a.beta2 = param_number(d, "beta2", a.beta2);
+    a.eps = param_number(d, "eps", a.eps);
+    a.weight_decay = param_number(d, "weight_decay", a.weight_decay);
+    a.decoupled = param_number(d, "decoupled", 0.0) != 0.0;
+    a.step = static_cast<int64_t>(param_number(d, "step", 1.0));
+    maybe_release(vp.size * 4, [&] { run_adam(a, vp, vg, vm, vv); });
+}
+
 void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle params) {
     int code = g_fused.lookup(op.ptr());
+    if (code == FU_ADAM) return py_fused_adam(inputs, out, params);
     nb::tuple in = nb::borrow<nb::tuple>(inputs);
     if (!PyTuple_Check(inputs.ptr()) || in.size() < 1) throw type_error("fused: inputs must be a tuple (x, ...).");
     View vx, vo, vw, vb;

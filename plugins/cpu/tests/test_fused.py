@@ -60,3 +60,47 @@ def test_fused_nan_rows_stay_nan(h):
         got = h.get(out)
         assert np.isnan(got[0]).all(), op
         assert np.isfinite(got[1]).all(), op
+
+
+def _adam_args(h, shape, dtype):
+    rng = np.random.default_rng(5)
+    p, g, m = (rng.standard_normal(shape).astype(dtype) for _ in range(3))
+    v = np.abs(rng.standard_normal(shape)).astype(dtype)
+    return p, g, m, v
+
+
+@pytest.mark.parametrize("decoupled", [False, True])
+def test_fused_adam_in_place_matches_formula_float64(h, decoupled):
+    p, g, m, v = _adam_args(h, (3, 50), np.float64)
+    rp, rg, rm, rv = (h.put(a) for a in (p, g, m, v))
+    params = {"lr": 0.01, "beta1": 0.9, "beta2": 0.99, "eps": 1e-8, "weight_decay": 0.1, "decoupled": decoupled,
+              "step": 3}  # fmt: skip
+    h.be.fused("adam", (rg, rm, rv), rp, params)
+    gg = g if decoupled else g + 0.1 * p
+    m2 = 0.9 * m + 0.1 * gg
+    v2 = 0.99 * v + 0.01 * gg * gg
+    p2 = p - 0.01 / (1 - 0.9**3) * m2 / (np.sqrt(v2) / np.sqrt(1 - 0.99**3) + 1e-8) - (0.001 * p if decoupled else 0)
+    for ref, want in ((rp, p2), (rm, m2), (rv, v2)):
+        np.testing.assert_allclose(h.get(ref), want, rtol=1e-13, atol=1e-15)
+
+
+def test_fused_adam_refuses_bad_operands_with_clear_errors(h):
+    p, g, m, v = _adam_args(h, (4, 6), np.float32)
+    rg, rm, rv = (h.put(a) for a in (g, m, v))
+    ok = {"lr": 0.1, "step": 1}
+    with pytest.raises(ValueError, match="C-contiguous"):
+        h.be.fused("adam", (h.put(g[:, ::2].copy()), h.put(m[:, ::2].copy()), h.put(v[:, ::2].copy())),
+                   h.put(p[:, ::2], p), ok)
+    with pytest.raises(TypeError, match="exp_avg of dtype float32"):
+        h.be.fused("adam", (rg, h.put(m.astype(np.float64)), rv), h.put(p), ok)
+    with pytest.raises(ValueError, match="shapes differ"):
+        h.be.fused("adam", (h.put(g[:2].copy()), rm, rv), h.put(p), ok)
+    with pytest.raises(TypeError, match="only float16, float32 and float64"):
+        ints = [h.put(a.astype(np.int32)) for a in (p, g, m, v)]
+        h.be.fused("adam", tuple(ints[1:]), ints[0], ok)
+    with pytest.raises(ValueError, match="step must be >= 1"):
+        h.be.fused("adam", (rg, rm, rv), h.put(p), {"step": 0})
+    with pytest.raises(TypeError, match="params\\['lr'\\] must be a number"):
+        h.be.fused("adam", (rg, rm, rv), h.put(p), {"lr": "fast"})
+    with pytest.raises(TypeError, match="inputs must be a tuple"):
+        h.be.fused("adam", (rg, rm), h.put(p), ok)
