@@ -122,6 +122,23 @@ def test_linear_transposed_inputs_promotion_complex_and_double_backward() -> Non
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss_matches_numpy_and_gradcheck(reduction: str) -> None:
+    a, b = _x((4, 3), 10), _x((3,), 11)  # the target broadcasts
+    d = a.to_numpy() - b.to_numpy()
+    want = {"mean": (d * d).mean(), "sum": (d * d).sum(), "none": d * d}[reduction]
+    np.testing.assert_allclose(F.mse_loss(a, b, reduction).to_numpy(), want, rtol=1e-12)
+    assert gradcheck(lambda s, t: F.mse_loss(s, t, reduction), [a, b])
+    assert gradcheck(lambda s: F.mse_loss(s, 0.5, reduction), [a])  # a Python scalar target
+    rng = np.random.default_rng(12)
+    c = nd.asarray(rng.standard_normal(5) + 1j * rng.standard_normal(5), requires_grad=True)
+    assert gradcheck(lambda s: nd.real(F.mse_loss(s, nd.zeros(5, dtype=nd.complex128), reduction)), [c])
+    empty = nd.zeros((0, 3), requires_grad=True)
+    loss = F.mse_loss(empty, nd.zeros((0, 3)), reduction)
+    (loss if reduction != "none" else nd.sum(loss)).backward()
+    assert empty.grad.shape == (0, 3)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_nll_and_cross_entropy_reductions(reduction: str) -> None:
     logits, target = _x((5, 4), 8), nd.asarray([0, 3, 1, 1, 2])
     host = logits.to_numpy()

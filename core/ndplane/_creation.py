@@ -170,6 +170,14 @@ def full(
     return out.requires_grad_() if requires_grad else out
 
 
+def _filled(shape: tuple[int, ...], value: Any, dt: DType, dev: Device, name: str) -> Array:
+    """A new array of ``shape`` (checked) filled with ``value`` (a scalar valid for ``dt``)."""
+    out = _dispatch.empty(_shape(shape, name), dt, dev, name)
+    if out._ref.size:
+        out._storage.backend.fill(out._ref, _dtypes.python_scalar(value, dt, name))
+    return out
+
+
 def zeros(
     shape: ShapeLike, *, dtype: DType | None = None, device: str | Device | None = None, requires_grad: bool = False
 ) -> Array:
@@ -180,8 +188,8 @@ def zeros(
     Array([0., 0.], dtype=float64, device='numpy:0')
     """
     dev = as_device(device)
-    dt = _dtype(dtype, dev, "real floating", "zeros")
-    return full(shape, _dtypes.python_scalar(0, dt, "zeros"), dtype=dt, device=dev, requires_grad=requires_grad)
+    out = _filled(shape, 0, _dtype(dtype, dev, "real floating", "zeros"), dev, "zeros")
+    return out.requires_grad_() if requires_grad else out
 
 
 def ones(
@@ -194,8 +202,8 @@ def ones(
     Array([1, 1], dtype=int8, device='numpy:0')
     """
     dev = as_device(device)
-    dt = _dtype(dtype, dev, "real floating", "ones")
-    return full(shape, _dtypes.python_scalar(1, dt, "ones"), dtype=dt, device=dev, requires_grad=requires_grad)
+    out = _filled(shape, 1, _dtype(dtype, dev, "real floating", "ones"), dev, "ones")
+    return out.requires_grad_() if requires_grad else out
 
 
 def _like(x: Array, dtype: Any, device: Any, name: str) -> tuple[DType, Device]:
@@ -227,13 +235,13 @@ def full_like(
 def zeros_like(x: Array, /, *, dtype: DType | None = None, device: str | Device | None = None) -> Array:
     """Zeros with ``x``'s shape, dtype and device (unless given)."""
     dt, dev = _like(x, dtype, device, "zeros_like")
-    return zeros(x.shape, dtype=dt, device=dev)
+    return _filled(x.shape, 0, dt, dev, "zeros_like")
 
 
 def ones_like(x: Array, /, *, dtype: DType | None = None, device: str | Device | None = None) -> Array:
     """Ones with ``x``'s shape, dtype and device (unless given)."""
     dt, dev = _like(x, dtype, device, "ones_like")
-    return ones(x.shape, dtype=dt, device=dev)
+    return _filled(x.shape, 1, dt, dev, "ones_like")
 
 
 def arange(

@@ -369,6 +369,28 @@ def fast_binary(op: str, operator: bool = False) -> Callable[[Any, Any], Any]:
                     if size:
                         backend.binary(op, ra, rb, ref)
                     return out
+        elif type(a) is array or type(b) is array:
+            # A float array with a Python float or int: the array's dtype computes, as
+            # _binary would decide; the scalar goes to the kernel as a float.
+            x, s = (a, b) if type(a) is array else (b, a)
+            ts = type(s)
+            rx = x._ref
+            if ((ts is float or ts is int) and rx.contiguous and rx.dtype.kind == "float"
+                    and not x.requires_grad):  # fmt: skip
+                st = x._storage
+                dev = st.device
+                p = dev._plans.get((op, rx.dtype))
+                if p is not None and p[0] == native and p[1] is rx.dtype:
+                    backend = st.backend
+                    out = _out(dev, backend, p[2], rx.shape, rx.size)
+                    if rx.size:
+                        if x is a:
+                            backend.binary(op, rx, float(s), out._ref)
+                        else:
+                            backend.binary(op, float(s), rx, out._ref)
+                    return out
+            if operator and not (type(b) is array or isinstance(b, scalars)):
+                return NotImplemented
         elif operator and not (type(b) is array or isinstance(b, scalars)):
             return NotImplemented
         return slow(op, a, b)
@@ -716,10 +738,12 @@ def assign(dst: Array, src: Array | bool | int | float | complex, name: str = "_
     st.version += 1
 
 
+_KIND_ORDER = {"bool": 0, "int": 1, "uint": 1, "float": 2, "complex": 3}
+
+
 def _check_scalar_kind(value: Any, dtype: _dtypes.DType, name: str) -> None:
     kind = _dtypes.scalar_kind(value)
-    order = {"bool": 0, "int": 1, "uint": 1, "float": 2, "complex": 3}
-    if order[kind] > order[dtype.kind]:
+    if _KIND_ORDER[kind] > _KIND_ORDER[dtype.kind]:
         raise TypeError(f"{name}: cannot store a Python {kind} in an array of dtype {dtype.name}.")
 
 

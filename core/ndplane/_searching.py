@@ -96,7 +96,7 @@ def where(condition: Array, x1: Array | bool | int | float | complex, x2: Array 
     [1.0, 0.0, 3.0]
     """
     _check("where", condition)
-    from ._creation import full
+    from ._creation import _filled, full
 
     arrays = [a for a in (x1, x2) if type(a) is Array]
     if not arrays:  # two scalars: the first becomes a 0-d array of its default dtype
@@ -108,8 +108,8 @@ def where(condition: Array, x1: Array | bool | int | float | complex, x2: Array 
     for s in (x1, x2):
         if type(s) is not Array:
             dt = _dtypes.scalar_result_dtype(dt, s, defaults)
-    a = x1 if type(x1) is Array else full((), x1, dtype=dt, device=ref.device)
-    b = x2 if type(x2) is Array else full((), x2, dtype=dt, device=ref.device)
+    a = x1 if type(x1) is Array else _filled((), x1, dt, ref.device, "where")
+    b = x2 if type(x2) is Array else _filled((), x2, dt, ref.device, "where")
     return _dispatch.where(condition, a, b)
 
 

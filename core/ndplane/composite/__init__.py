@@ -19,6 +19,7 @@ import ndplane as nd
 from .. import _dispatch, _layout
 from .._array import Array
 from ..autograd import graph as _graph
+from ..backend.base import Ref
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "layer_norm"]
 
@@ -35,8 +36,6 @@ def _fused_rows(op: str, x: Array, out_cols: bool, inputs: tuple[Array | None, .
     shape = x.shape if out_cols else x.shape[:-1]
     out = _dispatch.empty(shape, x.dtype, x.device, op)
     if out.size:
-        from ..backend.base import Ref
-
         xr = Ref(xc._ref.buffer, x.dtype, (m, k), (k, 1), xc._ref.offset, m * k, True)
         orr = Ref(out._ref.buffer, x.dtype, (m, k) if out_cols else (m,), (k, 1) if out_cols else (1,), 0,
                   out.size, True)  # fmt: skip
