@@ -226,3 +226,9 @@ def test_optimizer_state_is_per_parameter_when_some_grads_are_missing() -> None:
         return [a.tolist(), b.tolist()]
 
     assert run(True) == run(False)
+
+
+def test_optimizer_refuses_a_parameter_listed_twice() -> None:
+    w = nd.ones(3, requires_grad=True)
+    with pytest.raises(ValueError, match="appears more than once"):
+        nd.optim.Adam([w, w])

@@ -42,6 +42,9 @@ class Optimizer:
         for p in self.params:
             if type(p) is not Array or not p.requires_grad:
                 raise TypeError(f"{type(self).__name__}: every parameter must be an array with requires_grad=True.")
+        if len({id(p) for p in self.params}) != len(self.params):
+            raise ValueError(f"{type(self).__name__}: a parameter appears more than once (it would be updated "
+                             f"twice per step); pass each array once.")  # fmt: skip
         self.defaults = defaults
         groups: dict[tuple[Any, Any], list[Array]] = {}
         for p in self.params:
