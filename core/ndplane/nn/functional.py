@@ -12,7 +12,7 @@ import math
 
 import ndplane as nd
 
-from .. import _layout
+from .. import _dispatch, _layout
 from .._array import Array
 from ..autograd import graph as _graph
 from ..autograd.rules import _c
@@ -111,7 +111,8 @@ def linear(x: Array, weight: Array, bias: Array | None = None) -> Array:
     track = x.requires_grad or weight.requires_grad or (bias is not None and bias.requires_grad)
     with nd.no_grad():
         y = nd.matmul(x, weight.mT)
-        if bias is not None:
+        # NOTE: y is fresh and private: the bias goes into it in place where the backend can
+        if bias is not None and not _dispatch.binary_inplace("add", y, bias):
             y = y + bias
     if track and _graph.is_grad_enabled():
         return _graph.record("linear", y, (x, weight, bias), (x, weight))

@@ -18,6 +18,7 @@ from ndplane.backend import (
     ALL_OPS,
     BINARY_OPS,
     HOST_RESIDENT,
+    INPLACE,
     STRIDED,
     UNARY_OPS,
     Backend,
@@ -61,7 +62,9 @@ def _make_backend_class() -> type[Backend]:
         name = "cpu"
         dtypes = frozenset(ndplane.ALL_DTYPES)
         default_dtypes = _DEFAULTS
-        capabilities = frozenset({STRIDED, HOST_RESIDENT, LINALG, FFT} | {f"fused:{op}" for op in FUSED_OPS})
+        # NOTE: INPLACE: every elementwise loop reads element i of its inputs before it writes
+        # element i of out, so out may be an input of the same layout (x += y, no allocation).
+        capabilities = frozenset({STRIDED, INPLACE, HOST_RESIDENT, LINALG, FFT} | {f"fused:{op}" for op in FUSED_OPS})
         ops = ALL_OPS | LINALG_OPS | FFT_OPS
         isa = native.isa()
 
