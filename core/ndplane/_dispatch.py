@@ -128,8 +128,18 @@ def _path(backend: Backend, op: str, dtype: _dtypes.DType) -> int:
 
 
 def _kernel_path(backend: Backend, op: str, dtype: _dtypes.DType) -> int:
-    """Native or host: for primitives that have no decomposition."""
-    return NATIVE if op in backend.ops and backend.supports(op, dtype) else HOST
+    """Native or host: for primitives that have no decomposition (cached per backend)."""
+    key = (backend, op, dtype)
+    path = _KERNEL_PATHS.get(key)
+    if path is None:
+        if len(_KERNEL_PATHS) >= 4096:  # bounded: a restarted backend leaves stale keys
+            _KERNEL_PATHS.clear()
+        path = _KERNEL_PATHS[key] = NATIVE if op in backend.ops and backend.supports(op, dtype) else HOST
+    return path
+
+
+# NOTE: a backend's ops and supports() are fixed for its lifetime (as the per-device plans assume).
+_KERNEL_PATHS: dict[tuple[Backend, str, _dtypes.DType], int] = {}
 
 
 def path_of(device: Device, op: str, dtype: _dtypes.DType) -> int | None:

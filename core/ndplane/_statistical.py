@@ -46,6 +46,8 @@ def accumulator_dtype(x: Array, dtype: DType | None, name: str) -> DType:
     if dtype is not None:
         return as_dtype(dtype, name)
     d = x.dtype
+    if d.kind == "float" or d.kind == "complex":
+        return d
     default_int = x.device.backend.default_dtypes["integral"]
     if d.kind in ("bool", "int"):
         return d if d.kind == "int" and d.itemsize >= default_int.itemsize else default_int
