@@ -132,6 +132,8 @@ def cholesky(x: Array, /, *, upper: bool = False) -> Array:
     """
     x = _matrices("cholesky", x, square=True)
     (low,) = _kernel("cholesky", x, [(x.shape[-2:], False)])
+    if x.requires_grad:
+        _graph.record("linalg_cholesky", low, (x,), (low,))
     return _conj_t(low) if upper else low
 
 
@@ -151,7 +153,10 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
         raise ValueError(f"linalg.qr: mode must be 'reduced' or 'complete'; got {mode!r}.")
     m, n = x.shape[-2:]
     k = m if mode == "complete" else builtins.min(m, n)
-    return QRResult(*_kernel("qr", x, [((m, k), False), ((k, n), False)]))
+    q, r = _kernel("qr", x, [((m, k), False), ((k, n), False)])
+    if x.requires_grad:
+        _graph.record_multi("linalg_qr", (q, r), (x,), (q, r))
+    return QRResult(q, r)
 
 
 def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
@@ -165,7 +170,10 @@ def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
     m, n = x.shape[-2:]
     k = builtins.min(m, n)
     ju, jv = (m, n) if full_matrices else (k, k)
-    return SVDResult(*_kernel("svd", x, [((m, ju), False), ((k,), True), ((jv, n), False)]))
+    u, s, vh = _kernel("svd", x, [((m, ju), False), ((k,), True), ((jv, n), False)])
+    if x.requires_grad:
+        _graph.record_multi("linalg_svd", (u, s, vh), (x,), (u, s, vh))
+    return SVDResult(u, s, vh)
 
 
 def svdvals(x: Array, /) -> Array:
@@ -176,7 +184,13 @@ def svdvals(x: Array, /) -> Array:
     [2.0, 1.0]
     """
     x = _matrices("svdvals", x)
-    return _kernel("svdvals", x, [((builtins.min(x.shape[-2:]),), True)])[0]
+    m, n = x.shape[-2:]
+    k = builtins.min(m, n)
+    if not (x.requires_grad and _graph.is_grad_enabled()):
+        return _kernel("svdvals", x, [((k,), True)])[0]
+    # NOTE: the gradient U diag(gS) Vh needs the vectors: the svd kernel, reduced.
+    u, s, vh = _kernel("svd", x, [((m, k), False), ((k,), True), ((k, n), False)])
+    return _graph.record("linalg_svdvals", s, (x,), (u, vh))
 
 
 def eigh(x: Array, /) -> EighResult:
@@ -188,7 +202,10 @@ def eigh(x: Array, /) -> EighResult:
     """
     x = _matrices("eigh", x, square=True)
     n = x.shape[-1]
-    return EighResult(*_kernel("eigh", x, [((n,), True), ((n, n), False)]))
+    w, v = _kernel("eigh", x, [((n,), True), ((n, n), False)])
+    if x.requires_grad:
+        _graph.record_multi("linalg_eigh", (w, v), (x,), (w, v))
+    return EighResult(w, v)
 
 
 def eigvalsh(x: Array, /) -> Array:
@@ -199,7 +216,12 @@ def eigvalsh(x: Array, /) -> Array:
     [-1.0, 2.0]
     """
     x = _matrices("eigvalsh", x, square=True)
-    return _kernel("eigvalsh", x, [((x.shape[-1],), True)])[0]
+    n = x.shape[-1]
+    if not (x.requires_grad and _graph.is_grad_enabled()):
+        return _kernel("eigvalsh", x, [((n,), True)])[0]
+    # NOTE: the gradient V diag(gw) V^H needs the eigenvectors: the eigh kernel.
+    w, v = _kernel("eigh", x, [((n,), True), ((n, n), False)])
+    return _graph.record("linalg_eigvalsh", w, (x,), (v,))
 
 
 def inv(x: Array, /) -> Array:

@@ -6,6 +6,14 @@ holding the rule's name, the inputs, the arrays the rule needs (checked
 against their storage's version counter at backward time) and parameters.
 Rules live in a table (``RULES``) filled by :mod:`ndplane.autograd.rules`, so
 this module imports no op.
+
+An op with several outputs (``linalg.svd``: U, S, Vh) calls :func:`record_multi`:
+each output gets its own node (so an in-place alias of one output keeps its
+place), and the nodes share a ``group`` key. ``run_backward`` collects the
+gradient of every output of a group (``None`` where none flowed) and calls the
+rule once, with the tuple, when it reaches the group's last output in
+topological order: every output comes before the op's inputs there, so each
+output's gradient is complete by then.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 if TYPE_CHECKING:
     from .._array import Array
 
-__all__ = ["Node", "record", "record_elementwise", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "run_backward"]
+__all__ = ["Node", "record", "record_multi", "record_elementwise", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "run_backward"]
 
 #: name -> rule(g, node) -> tuple with one gradient (or None) per input.
 RULES: dict[str, Callable[[Any, Node], Sequence[Any]]] = {}
@@ -75,14 +83,16 @@ def enable_grad() -> contextlib.AbstractContextManager[None]:
 class Node:
     """One recorded op: how to send the output's gradient to its inputs."""
 
-    __slots__ = ("name", "inputs", "saved", "versions", "params", "__weakref__")
+    __slots__ = ("name", "inputs", "saved", "versions", "params", "group", "__weakref__")
 
-    def __init__(self, name: str, inputs: tuple[Array | None, ...], saved: tuple[Array, ...], params: Any) -> None:
+    def __init__(self, name: str, inputs: tuple[Array | None, ...], saved: tuple[Array, ...], params: Any,
+                 group: tuple[int, int, object] | None = None) -> None:  # fmt: skip
         self.name = name
         self.inputs = inputs
         self.saved = saved
         self.versions = [s._storage.version for s in saved]
         self.params = params
+        self.group = group  # (this output's index, number of outputs, key shared by the op's nodes)
 
     def __repr__(self) -> str:
         return f"<Node {self.name}>"
@@ -155,6 +165,24 @@ def record(name: str, out: Array, inputs: tuple[Any, ...], saved: tuple[Array, .
 _FLOATING = frozenset({"float", "complex"})
 
 
+def record_multi(name: str, outs: tuple[Array, ...], inputs: tuple[Any, ...], saved: tuple[Array, ...] = (),
+                 params: Any = None) -> tuple[Array, ...]:  # fmt: skip
+    """Attach one rule to all ``outs`` of an op (see the module docstring): the rule gets a tuple
+    with one gradient per output, ``None`` for an output no gradient reached."""
+    if not getattr(_state, "enabled", True):
+        return outs
+    arrays = tuple(x if type(x) is _Array and x.requires_grad else None for x in inputs)
+    if arrays.count(None) == len(arrays):
+        return outs
+    saved = tuple(_detached(s) if any(s is o for o in outs) else s for s in saved)
+    key = object()
+    for i, out in enumerate(outs):
+        if out._ref.dtype.kind in _FLOATING:
+            out._node = Node(name, arrays, saved, params, (i, len(outs), key))
+            out.requires_grad = True
+    return outs
+
+
 def alias(x: Array) -> Array:
     """A second Array object for ``x`` (same storage, layout and node): what an in-place
     write records as the value before the write."""
@@ -223,18 +251,23 @@ def run_backward(
     for r, g in zip(roots, grads):
         acc[id(r)] = binary("add", acc[id(r)], g) if id(r) in acc else g
     wanted = {id(x) for x in inputs} if inputs is not None else None
+    order = _toposort(roots)
+    last = {id(a._node.group[2]): i for i, a in enumerate(order) if a._node is not None and a._node.group}
+    pending: dict[int, list[Any]] = {}
     with set_grad_enabled(create_graph):
-        for arr in _toposort(roots):
+        for i, arr in enumerate(order):
             g = acc.get(id(arr))
             node = arr._node
-            if g is None:
-                continue
             if node is None:
-                if wanted is None and arr.requires_grad:
+                if g is not None and wanted is None and arr.requires_grad:
                     arr.grad = g if arr.grad is None else binary("add", arr.grad, g)
                 continue
             if wanted is not None and id(arr) in wanted:
-                continue  # a requested intermediate: keep its gradient, stop here
+                g = None  # a requested intermediate: keep its gradient, stop here
+            if node.group is not None:
+                g = _gather(node.group, g, last[id(node.group[2])] == i, pending)
+            if g is None:
+                continue
             in_grads = RULES[node.name](g, node)
             for child, cg in zip(node.inputs, in_grads):
                 if child is None or cg is None:
@@ -250,3 +283,18 @@ def run_backward(
     if inputs is not None:
         return [acc.get(id(x)) for x in inputs]
     return None
+
+
+def _gather(group: tuple[int, int, object], g: Array | None, is_last: bool,
+            pending: dict[int, list[Any]]) -> tuple[Array | None, ...] | None:  # fmt: skip
+    """Add ``g`` to its output's slot of the group; on the group's last output, the slots."""
+    from .._dispatch import binary
+
+    index, count, key = group
+    slots = pending.setdefault(id(key), [None] * count)
+    if g is not None:
+        slots[index] = g if slots[index] is None else binary("add", slots[index], g)
+    if not is_last:
+        return None
+    del pending[id(key)]
+    return tuple(slots) if any(s is not None for s in slots) else None
