@@ -6,6 +6,9 @@ det, slogdet) are kernels of the optional ``"linalg"`` backend capability
 with a :class:`~ndplane.FallbackWarning`. Everything else is a core composite over
 primitives and those kernels, so every backend has it: norms, trace, diagonal,
 outer, cross, matrix_power (repeated squaring), matrix_rank (svdvals), pinv (svd).
+The kernels record autograd nodes (rules in :mod:`ndplane.autograd.rules_extra`);
+``svdvals`` and ``eigvalsh`` run the ``svd``/``eigh`` kernel instead when a gradient is
+needed, since their rules need the vectors.
 
 >>> import ndplane as nd
 >>> nd.linalg.det(nd.asarray([[2.0, 0.0], [0.0, 3.0]])), nd.linalg.outer(nd.arange(2), nd.arange(2)).shape

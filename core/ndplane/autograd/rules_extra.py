@@ -16,11 +16,13 @@ PyTorch's (``cholesky_backward``, ``linalg_qr_backward``, ``svd_backward``,
   (both give ``gA + gA^H = 2G``).
 - **Eigen/singular vectors' phase (complex).** They are defined up to ``v -> v e^{i phi}``; a
   loss that depends on the phase has no gradient, and the rule raises (PyTorch's check:
-  ``Im diag(V^H gV)``, resp. ``Im diag(U^H gU + V^H gV)``, within 1e-2 of zero). Losses such
-  as ``abs(V) ** 2`` or ``U @ diag(S) @ Vh`` are phase-invariant.
+  ``Im diag(V^H gV)``, resp. ``Im diag(U^H gU + V^H gV)``, within 1e-2 of zero). Losses of
+  ``V * conj(V)`` or of ``U @ diag(S) @ Vh`` are phase-invariant.
 - **Extra columns.** ``svd(full_matrices=True)`` with M != N, and ``qr(mode="complete")`` with
   M > N, return columns of U/Vh/Q that are an arbitrary basis: their gradient must be zero
   (e.g. the loss slices them away), else the rule raises. The rest is the reduced case.
+- First order only: like ``inv``'s, these rules read their own saved outputs as constants,
+  so a second derivative (``create_graph=True``) misses the outputs' dependence on ``A``.
 - Eigenvalues (eigh, with ``gV``) and singular values (svd, with ``gU``/``gVh``) must be
   distinct, and ``R``/``S`` nonsingular, as in PyTorch: otherwise the gradient is inf/nan.
 """
@@ -98,7 +100,7 @@ def _check_phase(im_diag: nd.Array, name: str, vectors: str) -> None:
         raise RuntimeError(
             f"linalg.{name} backward: complex {vectors} are defined only up to a phase (v -> v e^(i phi)) "
             f"and the loss depends on that phase, so its gradient is ill-defined; use a phase-invariant "
-            f"loss (e.g. of abs(v) or of the reconstructed matrix)."
+            f"loss (e.g. of v * conj(v) or of the reconstructed matrix)."
         )
 
 

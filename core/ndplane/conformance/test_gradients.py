@@ -17,6 +17,30 @@ from ndplane.nn import functional as F
 
 Loss = Callable[[list[nd.Array]], nd.Array]
 
+
+def _ramp(x: nd.Array, n: int) -> nd.Array:
+    """A fixed weight 0.5, 0.6, ... of the last axis' length: every output element counts."""
+    return 0.5 + nd.arange(float(n), device=x.device, dtype=x.dtype) / 10
+
+
+def _spd(x: nd.Array) -> nd.Array:
+    return x @ x.mT + x.shape[-1] * nd.eye(x.shape[-1], device=x.device, dtype=x.dtype)
+
+
+def _eigh_loss(x: nd.Array) -> nd.Array:
+    w, v = nd.linalg.eigh(x + x.mT)  # squares and gaps: eigenvectors' signs do not matter
+    return nd.sum(w * _ramp(x, 3)) + nd.sum(v * v * _ramp(x, 3)) + nd.sum(nd.linalg.eigvalsh(_spd(x)) ** 2)
+
+
+def _svd_loss(x: nd.Array) -> nd.Array:
+    u, s, vh = nd.linalg.svd(x, full_matrices=False)
+    return nd.sum(u * u * _ramp(x, 3)) + nd.sum(s * s) + nd.sum(vh * vh * _ramp(x, vh.shape[-1]))
+
+
+def _qr_loss(x: nd.Array) -> nd.Array:
+    q, r = nd.linalg.qr(x)
+    return nd.sum(q * q * _ramp(x, q.shape[-1])) + nd.sum(r * r * _ramp(x, r.shape[-1]))
+
 CASES: dict[str, tuple[list[tuple[int, ...]], Loss]] = {
     "elementwise": ([(3, 4), (4,)], lambda t: nd.sum(nd.tanh(t[0] * t[1]) + nd.exp(t[0] / 4) - t[1] ** 2)),
     "broadcast+where": ([(3, 1), (1, 4)], lambda t: nd.sum(nd.where(t[0] > t[1], t[0] - t[1], t[0] * t[1]))),
@@ -31,6 +55,12 @@ CASES: dict[str, tuple[list[tuple[int, ...]], Loss]] = {
                                                                          dtype=t[0].device.backend.default_dtypes["indexing"]))),
     "layer_norm": ([(3, 8), (8,)], lambda t: nd.sum(F.layer_norm(t[0], 8, t[1]) ** 3)),
     "conv": ([(1, 2, 5, 5), (3, 2, 3, 3)], lambda t: nd.sum(F.max_pool2d(F.conv2d(t[0], t[1], padding=1), 2) ** 2)),
+    "linalg:cholesky": ([(2, 3, 3)], lambda t: nd.sum(nd.linalg.cholesky(_spd(t[0])) * _ramp(t[0], 3))),
+    "linalg:eigh": ([(2, 3, 3)], lambda t: _eigh_loss(t[0])),
+    "linalg:svd": ([(2, 4, 3)], lambda t: _svd_loss(t[0]) + _svd_loss(t[0].mT)),
+    "linalg:svdvals": ([(2, 3, 4)], lambda t: nd.sum(nd.linalg.svdvals(t[0]) * _ramp(t[0], 3))
+                       + nd.sum(nd.linalg.matrix_norm(t[0], ord="nuc"))),
+    "linalg:qr": ([(2, 4, 3), (3, 5)], lambda t: _qr_loss(t[0]) + _qr_loss(t[1])),
 }  # fmt: skip
 
 
