@@ -7,6 +7,7 @@ import pytest
 
 import ndplane as nd
 from ndplane.autograd import gradcheck
+from ndplane.nn import functional as F
 
 
 def _arr(shape, lo=-2.0, hi=2.0, seed=0):  # type: ignore[no-untyped-def]
@@ -170,3 +171,45 @@ def test_gradients_agree_across_devices(device: str) -> None:
         return np.concatenate([x.grad.to_numpy().ravel(), w.grad.to_numpy().ravel()])
 
     np.testing.assert_allclose(loss(device), loss("numpy"), rtol=1e-5, atol=1e-6)
+
+
+def _hvp_matches_finite_differences(f, x: nd.Array, rtol: float = 1e-5) -> None:  # type: ignore[no-untyped-def]
+    """The Hessian-vector product by double backward against central differences of the gradient."""
+    v_host = np.random.default_rng(7).standard_normal(x.shape)
+    v = nd.asarray(v_host)
+    (g,) = nd.autograd.grad(nd.sum(f(x)), [x], create_graph=True)
+    assert g.requires_grad, "the gradient of a create_graph backward must itself be differentiable"
+    (hv,) = nd.autograd.grad(nd.sum(g * v), [x])
+    eps = 1e-6
+    grads = []
+    for sign in (1.0, -1.0):
+        xp = nd.asarray(x.to_numpy() + sign * eps * v_host, requires_grad=True)
+        (gp,) = nd.autograd.grad(nd.sum(f(xp)), [xp])
+        grads.append(gp.to_numpy())
+    np.testing.assert_allclose(hv.to_numpy(), (grads[0] - grads[1]) / (2 * eps), rtol=rtol, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", ["exp", "tanh", "sqrt", "reciprocal", "abs", "divide", "maximum", "inv",
+                                "log_softmax", "softmax", "det", "eigvalsh", "svdvals", "cholesky", "qr"])  # fmt: skip
+def test_second_order_through_rules_that_read_their_output(fn: str) -> None:
+    # NOTE: these rules read their own (saved) output; it must rejoin the graph under create_graph
+    x = nd.asarray(np.random.default_rng(3).uniform(0.5, 2.0, (3, 3)) + 3 * np.eye(3), requires_grad=True)
+    f = {
+        "exp": nd.exp, "tanh": nd.tanh, "sqrt": nd.sqrt, "reciprocal": nd.reciprocal,
+        "abs": lambda t: nd.abs(t - 1.5) ** 3, "divide": lambda t: nd.divide(t * t, t + 1.0),
+        "maximum": lambda t: nd.maximum(t * t, 2.0 * t), "inv": nd.linalg.inv,
+        "log_softmax": lambda t: F.log_softmax(t, axis=1) * nd.arange(3.0),
+        "softmax": lambda t: F.softmax(t, axis=0) ** 2, "det": nd.linalg.det,
+        "eigvalsh": lambda t: nd.linalg.eigvalsh(t + t.mT) ** 2,
+        "svdvals": lambda t: nd.linalg.svdvals(t) ** 3, "cholesky": lambda t: nd.linalg.cholesky(t @ t.mT) ** 2,
+        "qr": lambda t: nd.linalg.qr(t).R ** 2,
+    }[fn]  # fmt: skip
+    _hvp_matches_finite_differences(f, x)
+
+
+def test_complex_abs_and_python_complex_scalars_follow_the_conjugate_convention() -> None:
+    # Split into real inputs: gradcheck perturbs them directly, so the convention is checked.
+    re, im = _arr((4,), seed=1), _arr((4,), seed=2)
+    assert gradcheck(lambda a, b: nd.abs(a + 1j * b), [re, im])
+    assert gradcheck(lambda a, b: nd.real((a + 1j * b) * (2.0 - 3.0j)) + nd.imag((a + 1j * b) / (1.0 + 2.0j)), [re, im])
+    assert gradcheck(lambda a, b: nd.real((0.5 + 1.5j) - (a + 1j * b) * 1j), [re, im])

@@ -7,8 +7,8 @@ with a :class:`~ndplane.FallbackWarning`. Everything else is a core composite ov
 primitives and those kernels, so every backend has it: norms, trace, diagonal,
 outer, cross, matrix_power (repeated squaring), matrix_rank (svdvals), pinv (svd).
 The kernels record autograd nodes (rules in :mod:`ndplane.autograd.rules_extra`);
-``svdvals`` and ``eigvalsh`` run the ``svd``/``eigh`` kernel instead when a gradient is
-needed, since their rules need the vectors.
+``svdvals`` and ``eigvalsh`` are ``svd``/``eigh`` when a gradient is needed, since their
+rules need the vectors.
 
 >>> import ndplane as nd
 >>> nd.linalg.det(nd.asarray([[2.0, 0.0], [0.0, 3.0]])), nd.linalg.outer(nd.arange(2), nd.arange(2)).shape
@@ -191,9 +191,9 @@ def svdvals(x: Array, /) -> Array:
     k = builtins.min(m, n)
     if not (x.requires_grad and _graph.is_grad_enabled()):
         return _kernel("svdvals", x, [((k,), True)])[0]
-    # NOTE: the gradient U diag(gS) Vh needs the vectors: the svd kernel, reduced.
-    u, s, vh = _kernel("svd", x, [((m, k), False), ((k,), True), ((k, n), False)])
-    return _graph.record("linalg_svdvals", s, (x,), (u, vh))
+    # NOTE: the gradient U diag(gS) Vh needs the vectors: the reduced svd's node, so that the
+    # vectors' own dependence on x is there for higher-order gradients too.
+    return svd(x, full_matrices=False).S
 
 
 def eigh(x: Array, /) -> EighResult:
@@ -222,9 +222,8 @@ def eigvalsh(x: Array, /) -> Array:
     n = x.shape[-1]
     if not (x.requires_grad and _graph.is_grad_enabled()):
         return _kernel("eigvalsh", x, [((n,), True)])[0]
-    # NOTE: the gradient V diag(gw) V^H needs the eigenvectors: the eigh kernel.
-    w, v = _kernel("eigh", x, [((n,), True), ((n, n), False)])
-    return _graph.record("linalg_eigvalsh", w, (x,), (v,))
+    # NOTE: the gradient V diag(gw) V^H needs the eigenvectors: eigh's node (see svdvals).
+    return eigh(x).eigenvalues
 
 
 def inv(x: Array, /) -> Array:

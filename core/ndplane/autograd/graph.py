@@ -83,16 +83,20 @@ def enable_grad() -> contextlib.AbstractContextManager[None]:
 class Node:
     """One recorded op: how to send the output's gradient to its inputs."""
 
-    __slots__ = ("name", "inputs", "saved", "versions", "params", "group", "__weakref__")
+    __slots__ = ("name", "inputs", "saved", "versions", "params", "group", "out_slots", "__weakref__")
 
     def __init__(self, name: str, inputs: tuple[Array | None, ...], saved: tuple[Array, ...], params: Any,
-                 group: tuple[int, int, object] | None = None) -> None:  # fmt: skip
+                 group: tuple[int, int, object] | None = None,
+                 out_slots: tuple[tuple[int, int], ...] = ()) -> None:  # fmt: skip
         self.name = name
         self.inputs = inputs
         self.saved = saved
         self.versions = [s._storage.version for s in saved]
         self.params = params
         self.group = group  # (this output's index, number of outputs, key shared by the op's nodes)
+        # (position in saved, output index): saved arrays that are this op's own outputs,
+        # stored detached (no cycle) and re-attached by saved_values() for higher orders
+        self.out_slots = out_slots
 
     def __repr__(self) -> str:
         return f"<Node {self.name}>"
@@ -118,7 +122,27 @@ class Node:
                     f"after it was used (version {v} -> {s._storage.version}); the gradient would be "
                     f"wrong. Use an out-of-place op (x = x + y, not x += y) or .detach() a copy."
                 )
+        if self.out_slots and getattr(_state, "enabled", True):
+            return self._attached()
         return self.saved
+
+    def _attached(self) -> tuple[Array, ...]:
+        """The saved values with this op's outputs joined to the graph again (through this node
+        or, for another output of the op, a sibling node): when the backward itself is recorded
+        (``create_graph``), a rule reading its output then differentiates through the op."""
+        saved = list(self.saved)
+        for pos, index in self.out_slots:
+            a = _detached(saved[pos])
+            if self.group is None or self.group[0] == index:
+                a._node = self
+            else:
+                _, count, key = self.group
+                a._node = sib = Node.__new__(Node)
+                sib.name, sib.inputs, sib.saved, sib.params = self.name, self.inputs, self.saved, self.params
+                sib.versions, sib.group, sib.out_slots = self.versions, (index, count, key), self.out_slots
+            a.requires_grad = True
+            saved[pos] = a
+        return tuple(saved)
 
 
 class _LazyArrayType:
@@ -153,11 +177,13 @@ def record(name: str, out: Array, inputs: tuple[Any, ...], saved: tuple[Array, .
     arrays = [x if type(x) is _Array and x.requires_grad else None for x in inputs]
     if arrays.count(None) == len(arrays) or out._ref.dtype.kind not in _FLOATING:
         return out  # no input needs a gradient, or an integer/boolean result (none flows)
+    out_slots: tuple[tuple[int, int], ...] = ()
     for s in saved:
         if s is out:  # NOTE: identity, not `in`: Array.__eq__ is elementwise
-            saved = tuple(_detached(s) if s is out else s for s in saved)
+            out_slots = tuple((i, 0) for i, x in enumerate(saved) if x is out)
+            saved = tuple(_detached(x) if x is out else x for x in saved)
             break
-    out._node = Node(name, tuple(arrays), saved, params)
+    out._node = Node(name, tuple(arrays), saved, params, None, out_slots)
     out.requires_grad = True
     return out
 
@@ -174,11 +200,12 @@ def record_multi(name: str, outs: tuple[Array, ...], inputs: tuple[Any, ...], sa
     arrays = tuple(x if type(x) is _Array and x.requires_grad else None for x in inputs)
     if arrays.count(None) == len(arrays):
         return outs
+    out_slots = tuple((p, j) for p, s in enumerate(saved) for j, o in enumerate(outs) if s is o)
     saved = tuple(_detached(s) if any(s is o for o in outs) else s for s in saved)
     key = object()
     for i, out in enumerate(outs):
         if out._ref.dtype.kind in _FLOATING:
-            out._node = Node(name, arrays, saved, params, (i, len(outs), key))
+            out._node = Node(name, arrays, saved, params, (i, len(outs), key), out_slots)
             out.requires_grad = True
     return outs
 
@@ -206,7 +233,7 @@ def record_elementwise(op: str, out: Array, operands: tuple[Any, ...]) -> Array:
     with_out = op in NEEDS_OUT
     saved = [x for x in operands if type(x) is _Array] if with_operands else []
     if with_out:
-        saved.append(_detached(out))
+        saved.append(out)  # NOTE: record() stores it detached and marks it as the output
     scalars = tuple([None if type(x) is _Array else x for x in operands])
     return record(op, out, operands, tuple(saved), (scalars, with_operands, with_out))
 
@@ -252,8 +279,19 @@ def run_backward(
         acc[id(r)] = binary("add", acc[id(r)], g) if id(r) in acc else g
     wanted = {id(x) for x in inputs} if inputs is not None else None
     order = _toposort(roots)
-    last = {id(a._node.group[2]): i for i, a in enumerate(order) if a._node is not None and a._node.group}
-    pending: dict[int, list[Any]] = {}
+    # NOTE: several arrays may share a node (an op's outputs; an output and the alias of it a
+    # rule read under create_graph): their gradients are summed and the rule runs once, at the
+    # last of them in the order -- by then every contribution has arrived.
+    last: dict[int, int] = {}
+    shared: set[int] = set()
+    for i, a in enumerate(order):
+        n = a._node
+        if n is not None:
+            k = id(n.group[2]) if n.group is not None else id(n)
+            if k in last:
+                shared.add(k)
+            last[k] = i
+    pending: dict[int, Any] = {}
     with set_grad_enabled(create_graph):
         for i, arr in enumerate(order):
             g = acc.get(id(arr))
@@ -266,6 +304,9 @@ def run_backward(
                 g = None  # a requested intermediate: keep its gradient, stop here
             if node.group is not None:
                 g = _gather(node.group, g, last[id(node.group[2])] == i, pending)
+            elif id(node) in shared:
+                g = _gather((0, 1, node), g, last[id(node)] == i, pending)
+                g = g[0] if g is not None else None
             if g is None:
                 continue
             in_grads = RULES[node.name](g, node)

@@ -21,7 +21,10 @@ Rule = Callable[[Any, Node], Any]
 
 
 def _c(x: Any) -> Any:
-    return nd.conj(x) if type(x) is nd.Array and x.dtype.kind == "complex" else x
+    """The complex conjugate of a complex array or Python scalar (anything else as it is)."""
+    if type(x) is nd.Array:
+        return nd.conj(x) if x.dtype.kind == "complex" else x
+    return x.conjugate() if type(x) is complex else x
 
 
 def unbroadcast(g: nd.Array, shape: tuple[int, ...]) -> nd.Array:
@@ -67,7 +70,8 @@ UNARY_RULES: dict[str, Callable[[Any, Any, Any], Any] | None] = {
     "negative": lambda g, x, o: -g,
     "positive": lambda g, x, o: g,
     "conj": lambda g, x, o: nd.conj(g),
-    "abs": lambda g, x, o: g * _c(nd.where(o == 0, 0, x / nd.where(o == 0, 1, o))) if x.dtype.kind == "complex"
+    # NOTE: complex abs: g * sgn(x), sgn(x) = x / |x| (0 at 0), not conjugated (PyTorch's rule)
+    "abs": lambda g, x, o: g * nd.where(o == 0, 0, x / nd.where(o == 0, 1, o)) if x.dtype.kind == "complex"
     else g * nd.sign(x),
     "exp": lambda g, x, o: g * _c(o),
     "expm1": lambda g, x, o: g * _c(o + 1),

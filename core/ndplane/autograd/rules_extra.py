@@ -21,8 +21,8 @@ PyTorch's (``cholesky_backward``, ``linalg_qr_backward``, ``svd_backward``,
 - **Extra columns.** ``svd(full_matrices=True)`` with M != N, and ``qr(mode="complete")`` with
   M > N, return columns of U/Vh/Q that are an arbitrary basis: their gradient must be zero
   (e.g. the loss slices them away), else the rule raises. The rest is the reduced case.
-- First order only: like ``inv``'s, these rules read their own saved outputs as constants,
-  so a second derivative (``create_graph=True``) misses the outputs' dependence on ``A``.
+- Higher orders: a rule that reads its op's own outputs gets them joined to the graph again
+  under ``create_graph`` (``Node.saved_values``), so second derivatives flow through them.
 - Eigenvalues (eigh, with ``gV``) and singular values (svd, with ``gU``/``gVh``) must be
   distinct, and ``R``/``S`` nonsingular, as in PyTorch: otherwise the gradient is inf/nan.
 """
@@ -147,16 +147,6 @@ def _eigh(gs: tuple[Any, Any], node: Node) -> tuple[Any]:
     return (_fold(v @ inner @ _h(v)),)
 
 
-def _eigvalsh(g: Any, node: Node) -> tuple[Any]:
-    (v,) = node.saved_values()
-    return (_fold((v * g[..., None, :]) @ _h(v)),)
-
-
-def _svdvals(g: Any, node: Node) -> tuple[Any]:
-    u, vh = node.saved_values()
-    return ((u * g[..., None, :]) @ vh,)
-
-
 def _svd(gs: tuple[Any, Any, Any], node: Node) -> tuple[Any]:
     u, s, vh = node.saved_values()
     gu, gsv, gvh = gs
@@ -228,6 +218,5 @@ def _qr_square(q: nd.Array, r: nd.Array, gq: Any, gr: Any) -> nd.Array:
 
 RULES.update({
     "linalg_inv": _inv, "linalg_solve": _solve, "linalg_det": _det, "linalg_logabsdet": _logabsdet,
-    "linalg_cholesky": _cholesky, "linalg_eigh": _eigh, "linalg_eigvalsh": _eigvalsh,
-    "linalg_svd": _svd, "linalg_svdvals": _svdvals, "linalg_qr": _qr,
+    "linalg_cholesky": _cholesky, "linalg_eigh": _eigh, "linalg_svd": _svd, "linalg_qr": _qr,
 })  # fmt: skip
