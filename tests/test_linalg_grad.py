@@ -331,3 +331,19 @@ def test_multi_output_node_runs_once_and_frees() -> None:
     np.testing.assert_allclose(gx.to_numpy(), u.to_numpy() @ vh.to_numpy(), atol=1e-12)
     with nd.no_grad():
         assert not la.svd(x).U.requires_grad and not la.eigvalsh(x + x.mT).requires_grad
+
+
+def test_slogdet_sign_of_a_complex_matrix_has_a_gradient() -> None:
+    rng = np.random.default_rng(21)
+    re = nd.asarray(rng.standard_normal((2, 3, 3)), requires_grad=True)
+    im = nd.asarray(rng.standard_normal((2, 3, 3)), requires_grad=True)
+
+    def f(a: nd.Array, b: nd.Array) -> nd.Array:
+        s, l = la.slogdet(a + nd.asarray(1j) * b)
+        return nd.real(s * nd.asarray(0.3 - 0.7j)) + 0.5 * l
+
+    assert gradcheck(f, [re, im])
+    # a real matrix's sign is +-1, piecewise constant: nothing flows from it
+    x = nd.asarray(rng.standard_normal((3, 3)), requires_grad=True)
+    (g,) = nd.autograd.grad(nd.sum(la.slogdet(x).sign) + 0.0 * nd.sum(x), [x])
+    np.testing.assert_array_equal(g.to_numpy(), np.zeros((3, 3)))

@@ -249,7 +249,8 @@ def slogdet(x: Array, /) -> SlogdetResult:
     x = _matrices("slogdet", x, square=True)
     sign, logabs = _kernel("slogdet", x, [((), False), ((), True)])
     if x.requires_grad:
-        _graph.record("linalg_logabsdet", logabs, (x,), (x,))
+        # NOTE: one node for both outputs: a complex sign (a phase) has a gradient too
+        _graph.record_multi("linalg_slogdet", (sign, logabs), (x,), (x, sign))
     return SlogdetResult(sign, logabs)
 
 

@@ -1,6 +1,6 @@
 """VJP rules of the ``linalg`` kernels, written with core ops (so every backend has them).
 
-Differentiable: ``inv``, ``solve``, ``det``, ``slogdet`` (its ``logabsdet``), ``cholesky``,
+Differentiable: ``inv``, ``solve``, ``det``, ``slogdet`` (both outputs), ``cholesky``,
 ``qr``, ``svd``, ``svdvals``, ``eigh`` and ``eigvalsh``; composites over them (norms, pinv,
 matrix_power, ...) are differentiated through their decomposition. Complex inputs follow
 PyTorch's convention (conjugate Wirtinger derivative), as in :mod:`rules`. The formulas are
@@ -59,10 +59,21 @@ def _det(g: Any, node: Node) -> tuple[Any]:
     return (scale[..., None, None] * _h(nd.linalg.inv(a)),)
 
 
-def _logabsdet(g: Any, node: Node) -> tuple[Any]:
-    (a,) = node.saved_values()
-    gi = g if a.dtype.kind != "complex" else nd.astype(g, a.dtype)
-    return (gi[..., None, None] * _h(nd.linalg.inv(a)),)
+def _slogdet(gs: tuple[Any, Any], node: Node) -> tuple[Any]:
+    # d log det A = tr(A^-1 dA) = d logabsdet + i d arg, and d sign = i sign d arg: with
+    # c = g_logabsdet - i Im(conj(g_sign) sign), the gradient is c A^-H. A real sign is +-1
+    # (piecewise constant): no gradient flows from it.
+    a, sign = node.saved_values()
+    g_sign, g_log = gs
+    if a.dtype.kind != "complex":
+        if g_log is None:
+            return (None,)
+        c = g_log
+    else:
+        c = nd.astype(g_log, a.dtype) if g_log is not None else nd.zeros(sign.shape, dtype=a.dtype, device=a.device)
+        if g_sign is not None:
+            c = c - 1j * nd.astype(nd.imag(nd.conj(g_sign) * sign), a.dtype)
+    return (c[..., None, None] * _h(nd.linalg.inv(a)),)
 
 
 # ---------------------------------------------------------------------------
@@ -217,6 +228,6 @@ def _qr_square(q: nd.Array, r: nd.Array, gq: Any, gr: Any) -> nd.Array:
 
 
 RULES.update({
-    "linalg_inv": _inv, "linalg_solve": _solve, "linalg_det": _det, "linalg_logabsdet": _logabsdet,
+    "linalg_inv": _inv, "linalg_solve": _solve, "linalg_det": _det, "linalg_slogdet": _slogdet,
     "linalg_cholesky": _cholesky, "linalg_eigh": _eigh, "linalg_svd": _svd, "linalg_qr": _qr,
 })  # fmt: skip
