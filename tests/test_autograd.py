@@ -213,3 +213,26 @@ def test_complex_abs_and_python_complex_scalars_follow_the_conjugate_convention(
     assert gradcheck(lambda a, b: nd.abs(a + 1j * b), [re, im])
     assert gradcheck(lambda a, b: nd.real((a + 1j * b) * (2.0 - 3.0j)) + nd.imag((a + 1j * b) / (1.0 + 2.0j)), [re, im])
     assert gradcheck(lambda a, b: nd.real((0.5 + 1.5j) - (a + 1j * b) * 1j), [re, im])
+
+
+def _split(y: nd.Array) -> nd.Array:
+    """Real and imaginary parts side by side: gradcheck's real cotangent then weighs both."""
+    return nd.concat([nd.real(y), nd.imag(y)], axis=-1) if y.dtype.kind == "complex" else y
+
+
+@pytest.mark.parametrize("op", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"])
+@pytest.mark.parametrize("norm", ["backward", "ortho", "forward"])
+def test_fft_rules(op: str, norm: str) -> None:
+    f = getattr(nd.fft, op)
+    for m, n, axis in [(5, None, -1), (6, None, 0), (6, 4, -1), (5, 9, -1), (6, 7, 0)]:
+        re, im = _arr((m, 3) if axis == 0 else (2, m), seed=m), _arr((m, 3) if axis == 0 else (2, m), seed=m + 1)
+        if op in ("fft", "ifft", "irfft", "hfft"):  # complex input: perturb both parts
+            assert gradcheck(lambda a, b: _split(f(a + nd.asarray(1j) * b, n=n, axis=axis, norm=norm)), [re, im])
+        else:
+            assert gradcheck(lambda a: _split(f(a, n=n, axis=axis, norm=norm)), [re])
+
+
+def test_nd_fft_gradients() -> None:
+    x = _arr((3, 4, 5), seed=4)
+    assert gradcheck(lambda a: _split(nd.fft.rfftn(a, s=(4, 6), axes=(0, 2))), [x])
+    assert gradcheck(lambda a: nd.fft.irfftn(nd.fft.fftn(a), s=(3, 4, 6)), [x])

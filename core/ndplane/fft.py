@@ -6,7 +6,8 @@ hfft, ihfft) are kernels of the optional ``"fft"`` backend capability
 with a :class:`~ndplane.FallbackWarning`.  The core does the rest once for
 every backend: moving the axis last (a view), padding with zeros or
 truncating to ``n`` (concat / slicing), the n-dimensional transforms (one axis
-at a time), ``fftfreq``/``rfftfreq`` and the shifts (``roll``).
+at a time), ``fftfreq``/``rfftfreq`` and the shifts (``roll``). Every transform is
+differentiable: a 1-D kernel records one node whose rule is the adjoint transform.
 
 >>> import ndplane as nd
 >>> nd.fft.fft(nd.asarray([1.0, 0.0, 0.0, 0.0], dtype=nd.complex128)).tolist()
@@ -16,13 +17,14 @@ at a time), ``fftfreq``/``rfftfreq`` and the shifts (``roll``).
 from __future__ import annotations
 
 import operator
-from typing import Sequence
+from typing import Any, Sequence
 
 from . import _dispatch, _dtypes, _layout
 from ._array import Array
 from ._devices import Device, as_device
 from ._dtypes import DType
 from ._manipulation import concat, moveaxis, roll
+from .autograd import graph as _graph
 
 __all__ = [
     "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
@@ -82,7 +84,52 @@ def _transform(op: str, x: Array, n: int | None, axis: int, norm: str) -> Array:
     out_len = n if real_out or op in ("fft", "ifft") else n // 2 + 1
     out_dtype = precision if real_out else _dtypes.complex_of(precision)
     out = _dispatch.fft(op, src, src.shape[:-1] + (out_len,), out_dtype, norm)
+    if src.requires_grad:
+        _graph.record("fft", out, (src,), (), (op, norm, n))
     return moveaxis(out, -1, ax)
+
+
+# ---------------------------------------------------------------------------
+# gradients: each 1-D transform is linear; its VJP is the adjoint transform
+# ---------------------------------------------------------------------------
+#: The adjoint of a transform with norm ``m`` is the inverse transform with norm ``_DUAL[m]``
+#: (also NumPy's ``hfft``/``ihfft`` swap of directions).
+_DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def _hermitian_weights(g: Array, n: int) -> Array:
+    """``rfft(g)`` of a real length-``n`` signal weighted 1 at the bins stored once (DC, and
+    Nyquist for even ``n``) and 2 at those standing for a conjugate pair too."""
+    k = n // 2 + 1
+    w = [1.0] + [2.0] * (k - 1)
+    if n % 2 == 0:
+        w[-1] = 1.0
+    from ._creation import asarray
+
+    return g * asarray(w, dtype=_dtypes.real_of(g.dtype), device=g.device)
+
+
+def _fft_vjp(g: Array, node: Any) -> tuple[Array]:
+    """Conjugate-Wirtinger convention (as every rule): ``rfft``/``ihfft`` take real inputs
+    (their gradient is the real part), ``irfft``/``hfft`` read only the real part of the
+    DC (and even-length Nyquist) bin."""
+    op, norm, n = node.params
+    dual = _DUAL[norm]
+    if op == "fft":
+        return (ifft(g, norm=dual),)
+    if op == "ifft":
+        return (fft(g, norm=dual),)
+    if op == "rfft":
+        return (_dispatch.unary("real", ifft(_resize(g, n), norm=dual)),)
+    if op == "ihfft":  # conj(rfft(x, norm=dual)): the conjugate's rule, then rfft's
+        return (_dispatch.unary("real", ifft(_resize(_dispatch.unary("conj", g), n), norm=norm)),)
+    if op == "irfft":
+        return (_hermitian_weights(rfft(g, norm=dual), n),)
+    # hfft(x) = irfft(conj(x), norm=dual): irfft's rule, then the conjugate's
+    return (_dispatch.unary("conj", _hermitian_weights(rfft(g, norm=norm), n)),)
+
+
+_graph.RULES["fft"] = _fft_vjp
 
 
 def _axes_and_sizes(name: str, x: Array, s: Sequence[int] | None, axes: Sequence[int] | None) -> tuple[list[int], list[int | None]]:

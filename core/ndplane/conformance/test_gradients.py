@@ -61,6 +61,9 @@ CASES: dict[str, tuple[list[tuple[int, ...]], Loss]] = {
     "linalg:svdvals": ([(2, 3, 4)], lambda t: nd.sum(nd.linalg.svdvals(t[0]) * _ramp(t[0], 3))
                        + nd.sum(nd.linalg.matrix_norm(t[0], ord="nuc"))),
     "linalg:qr": ([(2, 4, 3), (3, 5)], lambda t: _qr_loss(t[0]) + _qr_loss(t[1])),
+    "fft": ([(3, 5)], lambda t: nd.sum(nd.abs(nd.fft.rfft(t[0], n=6, norm="ortho")) ** 2 * _ramp(t[0], 4))
+            + nd.sum(nd.fft.irfft(nd.fft.fft(t[0], axis=0), n=7) * _ramp(t[0], 7))
+            + nd.sum(nd.real(nd.fft.ihfft(t[0])) * nd.imag(nd.fft.ifft(t[0], norm="forward"))[..., :3])),
 }  # fmt: skip
 
 
@@ -76,6 +79,8 @@ def _grads(device: nd.Device | str, shapes: list[tuple[int, ...]], loss: Loss) -
 def test_gradients_match_reference_backend(device: nd.Device, case: str) -> None:
     if nd.float32 not in device.backend.dtypes:
         pytest.skip(f"{device} has no float32")
+    if case == "fft" and nd.complex64 not in device.backend.dtypes:
+        pytest.skip(f"{device} has no complex64 (the spectra's dtype)")
     shapes, loss = CASES[case]
     want = _grads("numpy", shapes, loss)
     got = _grads(device, shapes, loss)
