@@ -264,13 +264,22 @@ def mse_loss(input: Array, target: Array, reduction: str = "mean") -> Array:  # 
     with nd.no_grad():
         d = input - target
         loss = _reduce(d * d, reduction, "mse_loss")
-    return _graph.record("mse_loss", loss, (input, target), (d,), reduction)
+    # NOTE: the operands are saved too (and version-checked, as PyTorch does): only a recorded
+    # backward (create_graph) reads them, to differentiate through d = input - target.
+    operands = (input, target)
+    saved = (d, *(x for x in operands if type(x) is Array))
+    scalars = tuple(None if type(x) is Array else x for x in operands)
+    return _graph.record("mse_loss", loss, operands, saved, (reduction, scalars))
 
 
 def _mse_vjp(g: Array, node: _graph.Node) -> tuple[Array | None, Array | None]:
-    (d,) = node.saved_values()
+    d, *arrays = node.saved_values()
+    reduction, scalars = node.params
+    if _graph.is_grad_enabled():  # a recorded backward: d's own dependence on the operands counts
+        a, b = (s if s is not None else arrays.pop(0) for s in scalars)
+        d = a - b
     ia, ib = node.inputs
-    scale = g * (2.0 / d.size) if node.params == "mean" and d.size else g * 2.0
+    scale = g * (2.0 / d.size) if reduction == "mean" and d.size else g * 2.0
     gd = _c(d) * scale
     return (_unbroadcast(gd, ia.shape) if ia is not None else None,
             _unbroadcast(-gd, ib.shape) if ib is not None else None)  # fmt: skip
@@ -323,7 +332,7 @@ def cross_entropy(logits: Array, target: Array, reduction: str = "mean") -> Arra
         logp = log_softmax(logits, axis=1)
         hot = one_hot(target, logits.shape[1], logp.dtype) if target.ndim == 1 else None
         loss = _nll(logp, target, reduction, hot)
-    return _graph.record("cross_entropy", loss, (logits,), (logp, hot), reduction)
+    return _graph.record("cross_entropy", loss, (logits,), (logp, hot, logits), reduction)
 
 
 def _relu_vjp(g: Array, node: _graph.Node) -> tuple[Array]:
@@ -342,7 +351,9 @@ def _linear_vjp(g: Array, node: _graph.Node) -> tuple[Array | None, Array | None
 
 
 def _cross_entropy_vjp(g: Array, node: _graph.Node) -> tuple[Array]:
-    logp, hot = node.saved_values()
+    logp, hot, logits = node.saved_values()
+    if _graph.is_grad_enabled():  # a recorded backward: logp's own dependence on the logits counts
+        logp = log_softmax(logits, axis=1)
     scale = g / logp.shape[0] if node.params == "mean" else g
     return ((nd.exp(logp) - hot) * scale,)
 
