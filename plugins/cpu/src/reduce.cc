@@ -433,6 +433,9 @@ template <class T> void scan_t(int op, const View& x, char* out) {
 // exp for float that the compiler vectorises: Cephes' polynomial after
 // x = n ln2 + r, |r| <= ln2 / 2; within 2 ulp of expf on normal results;
 // results below FLT_MIN flush to 0 (negligible next to a row's maximum term).
+// NonPos: x <= 0 or NaN only (x - max of a row), so no upper clamp: the fused
+// rows are bound by this loop's instruction count, and that drops two compares
+// and two blends of about thirty.
 // NOTE: explicit fused multiply-adds where the ISA has them (x86-64-v3 and up):
 // an approximation either way, and a third fewer instructions than mul + add.
 inline float fma_f(float a, float b, float c) {
@@ -442,9 +445,12 @@ inline float fma_f(float a, float b, float c) {
     return a * b + c;
 #endif
 }
-inline float exp_vec(float x) {
-    const float xc = std::min(std::max(x, -87.33f), 88.72f);  // NaN passes through
-    const float fn = (xc * 1.44269504088896341f + 12582912.f) - 12582912.f;  // round to nearest
+template <bool NonPos> inline float exp_vec(float x) {
+    const float lo = -87.33f > x ? -87.33f : x;  // one maxps; NaN passes through
+    const float xc = NonPos ? lo : (lo > 88.72f ? 88.72f : lo);
+    // fnm = 1.5 * 2^23 + n with n = round(x / ln2): n sits in fnm's low mantissa bits.
+    const float fnm = fma_f(xc, 1.44269504088896341f, 12582912.f);
+    const float fn = fnm - 12582912.f;
     const float r = fma_f(fn, 2.12194440e-4f, fma_f(fn, -0.693359375f, xc));
     float p = 1.9875691500e-4f;
     p = fma_f(p, r, 1.3981999507e-3f);
@@ -453,29 +459,44 @@ inline float exp_vec(float x) {
     p = fma_f(p, r, 1.6666665459e-1f);
     p = fma_f(p, r, 5.0000001201e-1f);
     const float y = fma_f(p * r, r, r) + 1.0f;
-    const int32_t n = static_cast<int32_t>(fn);
-    const float scale = std::bit_cast<float>(static_cast<uint32_t>(n + 127) << 23);
+    // 2^n: shifting fnm's bits left by 23 keeps exactly n's low 9 bits, in the exponent.
+    const float scale = std::bit_cast<float>((std::bit_cast<uint32_t>(fnm) << 23) + 0x3f800000u);
     const float e = y * scale;
-    return x < -87.33f ? 0.0f : (x > 88.72f ? std::numeric_limits<float>::infinity() : e);
+    if constexpr (NonPos) return x < -87.33f ? 0.0f : e;
+    else return x < -87.33f ? 0.0f : (x > 88.72f ? std::numeric_limits<float>::infinity() : e);
 }
-template <class A> inline A exp_a(A x) {
-    if constexpr (std::is_same_v<A, float>) return exp_vec(x);
-    else return std::exp(x);
+
+// e[k] = exp(t[k] - mx); nonpos: mx is t's maximum (so t[k] - mx <= 0, or NaN).
+template <class A> void exp_shifted(const A* t, A mx, bool nonpos, A* e, int64_t K) {
+    if constexpr (std::is_same_v<A, float>) {
+        if (nonpos)
+            for (int64_t k = 0; k < K; ++k) e[k] = exp_vec<true>(t[k] - mx);
+        else
+            for (int64_t k = 0; k < K; ++k) e[k] = exp_vec<false>(t[k] - mx);
+    } else {
+        for (int64_t k = 0; k < K; ++k) e[k] = std::exp(t[k] - mx);
+    }
 }
 
 template <class A> inline A nanmax_step(A m, A v) { return (v > m || v != v) ? v : m; }
+template <class A> inline V8<A> nanmax_step(V8<A> m, V8<A> v) { return (v > m || v != v) ? v : m; }
 
-// The NaN-propagating maximum of t[0..K), K >= 1, over eight lanes (a scalar
-// select chain does not vectorise; the maximum is exact, so lanes change nothing).
+// The NaN-propagating maximum of t[0..K), K >= 1, over four vectors of eight lanes
+// (one accumulator is a chain of compare-and-blend latencies, as a scalar select
+// chain is; the maximum is exact, so the lanes change nothing).
 template <class A> A row_max(const A* t, int64_t K) {
     A mx = t[0];
     int64_t k = 1;
-    if (K >= 16) {
-        V8<A> m = load8(t);
-        for (k = 8; k + 8 <= K; k += 8) {
-            const V8<A> v = load8(t + k);
-            m = (v > m || v != v) ? v : m;
+    if (K >= 32) {
+        V8<A> m0 = load8(t), m1 = load8(t + 8), m2 = load8(t + 16), m3 = load8(t + 24);
+        for (k = 32; k + 32 <= K; k += 32) {
+            m0 = nanmax_step(m0, load8(t + k));
+            m1 = nanmax_step(m1, load8(t + k + 8));
+            m2 = nanmax_step(m2, load8(t + k + 16));
+            m3 = nanmax_step(m3, load8(t + k + 24));
         }
+        for (; k + 8 <= K; k += 8) m0 = nanmax_step(m0, load8(t + k));
+        const V8<A> m = nanmax_step(nanmax_step(m0, m1), nanmax_step(m2, m3));
         mx = m[0];
         for (int j = 1; j < 8; ++j) mx = nanmax_step(mx, m[j]);
     }
@@ -524,12 +545,13 @@ void fused_t(int op, const View& x, const char* weight, const char* bias, double
                 continue;
             }
             A mx = K ? row_max(t, K) : -std::numeric_limits<A>::infinity();
-            if (op == FU_LOGSUMEXP && !std::isfinite(mx)) mx = A(0);  // as the generic algorithm
+            const bool reset = op == FU_LOGSUMEXP && !std::isfinite(mx);
+            if (reset) mx = A(0);  // as the generic algorithm
             A* e = u;  // exp(t - max): straight into a float32/float64 softmax's output row
             if constexpr (std::is_same_v<T, A>) {
                 if (op == FU_SOFTMAX) e = reinterpret_cast<T*>(out) + m * K;
             }
-            for (int64_t k = 0; k < K; ++k) e[k] = exp_a(t[k] - mx);
+            exp_shifted(t, mx, !reset, e, K);
             const A sum = psum(e, K);
             if (op == FU_SOFTMAX) {
                 const A inv = A(1) / sum;

@@ -104,3 +104,24 @@ def test_fused_adam_refuses_bad_operands_with_clear_errors(h):
         h.be.fused("adam", (rg, rm, rv), h.put(p), {"lr": "fast"})
     with pytest.raises(TypeError, match="inputs must be a tuple"):
         h.be.fused("adam", (rg, rm), h.put(p), ok)
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax", "logsumexp"])
+def test_fused_float32_rows_with_specials(h, op):
+    # Rows long enough for every vector path (and threads), with -inf, nan, inf, huge and
+    # tiny values, against float64 NumPy.
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((400, 1027)) * 20).astype(np.float32)
+    x[0, :] = -np.inf
+    x[1, 5] = np.nan
+    x[2, 7] = np.inf
+    x[3, :] = np.float32(3e38)
+    x[4, ::2] = -3e38
+    x[5, 3] = 1e30
+    x[6, :] = 0.0
+    x[7, 100:] = -np.inf
+    x[8, :] = np.arange(1027, dtype=np.float32) * -1.0  # values far below the max underflow to 0
+    out = h.empty((400,) if op == "logsumexp" else x.shape, ndplane.float32)
+    h.be.fused(op, (h.put(x),), out, {})
+    want = generic(op, x).astype(np.float32)
+    assert_close(h.get(out), want, op, ulps=32)
