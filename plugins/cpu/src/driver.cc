@@ -93,6 +93,18 @@ void run_binary(int op, const View& a, const View& b, const View& out) {
     const View* vs[3] = {&out, &a, &b};
     Plan p = make_plan(vs, 3);
     const int in = p.nd - 1;
+    if (p.size == 0) return;
+    if (p.nd == 2 && (p.size < 2 * GRAIN || p.shape[0] >= 4 * num_threads())) {
+        // Rows (a row-broadcast operand, slices): one call per thread chunk of whole rows.
+        // NOTE: with fewer rows than 4 per thread, whole rows would split unevenly.
+        BinaryRowsFn rows = k.binary_rows[op][a.dtype];
+        const int64_t N = p.shape[1];
+        parallel_range(p.shape[0], std::max<int64_t>(1, GRAIN / N), [&](int64_t r0, int64_t r1) {
+            rows(p.base[1] + r0 * p.st[1][0], p.st[1][0], p.st[1][1], p.base[2] + r0 * p.st[2][0],
+                 p.st[2][0], p.st[2][1], p.base[0] + r0 * p.st[0][0], p.st[0][0], p.st[0][1], r1 - r0, N);
+        });
+        return;
+    }
     run_plan<3>(p, [&](char** ptr, int64_t n) {
         fn(ptr[1], p.st[1][in], ptr[2], p.st[2][in], ptr[0], p.st[0][in], n);
     });

@@ -12,6 +12,9 @@ namespace ndp {
 using UnaryFn = void (*)(const char* x, int64_t sx, char* o, int64_t so, int64_t n);
 using BinaryFn = void (*)(const char* a, int64_t sa, const char* b, int64_t sb, char* o,
                           int64_t so, int64_t n);
+// `rows` runs of n elements, run r at a + r * sa0 (b, o likewise); strides in bytes.
+using BinaryRowsFn = void (*)(const char* a, int64_t sa0, int64_t sa, const char* b, int64_t sb0,
+                              int64_t sb, char* o, int64_t so0, int64_t so, int64_t rows, int64_t n);
 using WhereFn = void (*)(const char* c, int64_t sc, const char* a, int64_t sa, const char* b,
                          int64_t sb, char* o, int64_t so, int64_t n);
 using FillFn = void (*)(char* o, int64_t so, int64_t n, const void* value);
@@ -38,6 +41,7 @@ struct Kernels {
     UnaryFn unary[ops::NUNARY][NDT];
     int8_t unary_out[ops::NUNARY][NDT];  // result dtype, -1: unsupported
     BinaryFn binary[ops::NBINARY][NDT];
+    BinaryRowsFn binary_rows[ops::NBINARY][NDT];  // the same loops, for a 2-D plan
     int8_t binary_out[ops::NBINARY][NDT];
     UnaryFn cast[NDT][NDT];  // [from][to]
     UnaryFn copy[5];         // by log2(itemsize)

@@ -204,3 +204,49 @@ def test_cast_specials_to_float(h):
         out = h.empty(x.shape, dst)
         h.be.cast(h.put(x), out)
         np.testing.assert_array_equal(h.get(out), want, err_msg=dst.name)
+
+
+@pytest.mark.parametrize("dtype", [ndplane.float32, ndplane.float64, ndplane.int32, ndplane.uint8,
+                                   ndplane.float16, ndplane.complex64], ids=lambda d: d.name)  # fmt: skip
+def test_binary_row_kernel_layouts(h, dtype):
+    # 2-D plans take the row kernel: row and column broadcasts, slices, flips, both
+    # below and above the thread threshold, and with too few rows to split (flat path).
+    for shape in [(300, 257), (7, 5), (3, 30001), (40, 1), (0, 5), (5, 0)]:
+        a_base = h.data((shape[0], 2 * shape[1] + 1), dtype)
+        row = h.data((1, shape[1]), dtype)
+        col = h.data((shape[0], 1), dtype)
+        flip = h.data(shape[::-1], dtype)
+        operands = {
+            "row": (np.broadcast_to(row, shape), row),
+            "col": (np.broadcast_to(col, shape), col),
+            "slice": (a_base[:, 1::2], a_base),
+            "flipped.T": (flip[::-1, ::-1].T, flip),
+        }
+        for op in ["add", "multiply", "maximum", "less"]:
+            if not h.be.supports(op, dtype):
+                continue
+            for na, (va, ba) in operands.items():
+                for nb, (vb, bb) in operands.items():
+                    want = np.empty(shape, result_dtype(op, dtype).dtype)
+                    try:
+                        K.binary(op, va, vb, want)
+                    except TypeError:
+                        break
+                    out = h.empty(shape, result_dtype(op, dtype))
+                    h.be.binary(op, h.put(va, ba), h.put(vb, bb), out)
+                    assert_close(h.get(out), want, f"{op} {dtype.name} {shape} {na}/{nb}")
+
+
+def test_binary_row_kernel_0d_and_negative_row(h):
+    x = np.array(2.5, np.float32)
+    out = h.empty((), ndplane.float32)
+    h.be.binary("add", h.put(x), h.put(x), out)
+    assert h.get(out) == np.float32(5.0)
+    a = h.data((500, 300), ndplane.float32)
+    r = h.data((300,), ndplane.float32)
+    rv = r[::-1]
+    out = h.empty(a.shape, ndplane.float32)
+    h.be.binary("subtract", h.put(a), h.put(np.broadcast_to(rv, a.shape), r), out)
+    np.testing.assert_array_equal(h.get(out), a - rv)
+    h.be.binary("subtract", h.put(np.broadcast_to(rv, a.shape), r), h.put(a), out)
+    np.testing.assert_array_equal(h.get(out), rv - a)
