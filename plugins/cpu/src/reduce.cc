@@ -458,10 +458,10 @@ template <bool NonPos> inline float exp_vec(float x) {
     p = fma_f(p, r, 4.1665795894e-2f);
     p = fma_f(p, r, 1.6666665459e-1f);
     p = fma_f(p, r, 5.0000001201e-1f);
-    const float y = fma_f(p * r, r, r) + 1.0f;
+    const float q = fma_f(p * r, r, r);  // exp(r) - 1
     // 2^n: shifting fnm's bits left by 23 keeps exactly n's low 9 bits, in the exponent.
     const float scale = std::bit_cast<float>((std::bit_cast<uint32_t>(fnm) << 23) + 0x3f800000u);
-    const float e = y * scale;
+    const float e = fma_f(q, scale, scale);  // (q + 1) * 2^n, one rounding fewer
     if constexpr (NonPos) return x < -87.33f ? 0.0f : e;
     else return x < -87.33f ? 0.0f : (x > 88.72f ? std::numeric_limits<float>::infinity() : e);
 }
