@@ -92,9 +92,11 @@ struct Pool {
     const int64_t spin = spin_us();
     // The current job. NOTE: no lock on the hot path: the caller stores the fields, then
     // the ticket and gen (release); a worker loads gen (acquire), then the fields, and
-    // claims chunks through (generation << 32 | next chunk). A worker that read the fields
-    // of a job that has since finished (or a mix with the next job's) fails that claim,
-    // because the next job is only published once every chunk of this one is done.
+    // claims chunks through the ticket (generation << 32 | chunk count << 16 | next chunk).
+    // The claim checks the count held in the ticket itself, never the worker's copy of the
+    // fields: a claim that succeeds proves that job unfinished, hence not yet replaced, hence
+    // the fields the worker read (after its acquire of gen) are that job's. A worker that read
+    // a later job's fields (or a mix) fails it: that job's ticket has no chunk left.
     std::atomic<void (*)(void*, int64_t, int64_t)> fn{nullptr};
     std::atomic<void*> ctx{nullptr};
     std::atomic<int64_t> n{0}, chunk{0}, nchunks{0};
@@ -121,9 +123,9 @@ struct Pool {
         uint64_t t = ticket.load(std::memory_order_acquire);
         int64_t ran = 0;
         for (;;) {
-            if ((t >> 32) != (j.gen & 0xffffffffu) || int64_t(t & 0xffffffffu) >= j.nchunks) break;
+            if ((t >> 32) != (j.gen & 0xffffffffu) || (t & 0xffffu) >= ((t >> 16) & 0xffffu)) break;
             if (!ticket.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel)) continue;
-            const int64_t c = int64_t(t & 0xffffffffu);
+            const int64_t c = int64_t(t & 0xffffu);
             const int64_t b = c * j.chunk, e = std::min(j.n, b + j.chunk);
             j.fn(j.ctx, b, e);
             ++ran;
@@ -164,7 +166,7 @@ struct Pool {
         chunk.store(chunk_, std::memory_order_relaxed);
         nchunks.store(nchunks_, std::memory_order_relaxed);
         done.store(0, std::memory_order_relaxed);
-        ticket.store((g & 0xffffffffu) << 32, std::memory_order_release);
+        ticket.store((g & 0xffffffffu) << 32 | uint64_t(nchunks_) << 16, std::memory_order_release);
         gen.store(g);  // seq_cst: ordered before the sleepers check below (see wake)
     }
 
@@ -232,7 +234,8 @@ void parallel_for(int64_t n, int64_t grain, void (*fn)(void*, int64_t, int64_t),
     }
     // Four chunks per thread: a worker that wakes late takes fewer. NOTE: more, smaller
     // chunks measured slower (every claim moves the ticket's cache line between cores).
-    int64_t nchunks = std::min<int64_t>(n / grain, int64_t(nt) * 4);
+    // NOTE: at most 65535 chunks: the count travels in 16 bits of the ticket.
+    int64_t nchunks = std::min<int64_t>({n / grain, int64_t(nt) * 4, int64_t(0xffff)});
     int64_t chunk = (n + nchunks - 1) / nchunks;
     nchunks = (n + chunk - 1) / chunk;
     p->ensure(nt);
