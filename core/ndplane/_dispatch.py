@@ -217,8 +217,8 @@ def compact(x: Array) -> Array:
     return out
 
 
-def _broadcast_ref(x: Array, shape: tuple[int, ...], name: str) -> Ref:
-    r = x._ref
+def _broadcast_ref(r: Ref, shape: tuple[int, ...], name: str) -> Ref:
+    """The layout ``r`` broadcast to ``shape`` (``r`` itself when the shape matches)."""
     if r.shape == shape:
         return r
     strides = _layout.broadcast_strides(r.shape, r.strides, shape, name)
@@ -234,7 +234,7 @@ def operand(x: Array, shape: tuple[int, ...], backend: Backend, name: str, keep:
     r = x._ref
     if r.shape == shape and r.contiguous:
         return r
-    ref = _broadcast_ref(x, shape, name)
+    ref = _broadcast_ref(x._ref, shape, name)
     if "strided" in backend.capabilities:
         return ref
     return _materialize(x, ref, backend, keep)
@@ -355,30 +355,42 @@ def fast_binary(op: str, operator: bool = False) -> Callable[[Any, Any], Any]:
     slow = _binary
     array, ref_new, storage, native = _ARRAY, Ref, Storage, NATIVE
     scalars = _SCALARS
+    broadcast_shapes = _layout.broadcast_shapes
 
     def fn(a: Any, b: Any) -> Any:
         if type(a) is array and type(b) is array:
             ra, rb = a._ref, b._ref
             st = a._storage
-            if (ra.dtype is rb.dtype and ra.contiguous and rb.contiguous and ra.shape == rb.shape
-                    and b._storage.device is st.device and not (a.requires_grad or b.requires_grad)):  # fmt: skip
+            if (ra.dtype is rb.dtype and b._storage.device is st.device
+                    and not (a.requires_grad or b.requires_grad)):  # fmt: skip
                 dev = st.device
                 p = dev._plans.get((op, ra.dtype))
-                if p is not None and p[0] == native and p[1] is ra.dtype:
-                    backend = st.backend
-                    size = ra.size
-                    result = p[2]
-                    nbytes = size * result.itemsize
-                    out = object.__new__(array)
-                    buf = backend.alloc(nbytes)
-                    out._storage = storage(buf, dev, backend, nbytes)
-                    out._ref = ref = ref_new(buf, result, ra.shape, ra.strides, 0, size, True)
-                    out._node = None
-                    out.requires_grad = False
-                    out.grad = None
-                    if size:
-                        backend.binary(op, ra, rb, ref)
+                if p is None or p[0] != native or p[1] is not ra.dtype:
+                    return slow(op, a, b)
+                backend = st.backend
+                if not (ra.contiguous and rb.contiguous and ra.shape == rb.shape):
+                    # Broadcast or strided operands of one dtype: their layouts as they are,
+                    # to a backend that reads strides (the others take _binary's compaction).
+                    if "strided" not in backend.capabilities:
+                        return slow(op, a, b)
+                    shape = ra.shape if ra.shape == rb.shape else broadcast_shapes(ra.shape, rb.shape, name=op)
+                    out = _out(dev, backend, p[2], shape, _layout.prod(shape))
+                    if out._ref.size:
+                        backend.binary(op, _broadcast_ref(ra, shape, op), _broadcast_ref(rb, shape, op), out._ref)
                     return out
+                size = ra.size
+                result = p[2]
+                nbytes = size * result.itemsize
+                out = object.__new__(array)
+                buf = backend.alloc(nbytes)
+                out._storage = storage(buf, dev, backend, nbytes)
+                out._ref = ref = ref_new(buf, result, ra.shape, ra.strides, 0, size, True)
+                out._node = None
+                out.requires_grad = False
+                out.grad = None
+                if size:
+                    backend.binary(op, ra, rb, ref)
+                return out
         elif type(a) is array or type(b) is array:
             # A float array with a Python float or int: the array's dtype computes, as
             # _binary would decide; the scalar goes to the kernel as a float.
@@ -739,11 +751,11 @@ def assign(dst: Array, src: Array | bool | int | float | complex, name: str = "_
     same_device(name, dst, src)
     if src.dtype is not r.dtype:
         src = cast(src, r.dtype)
-    sref = _broadcast_ref(src, r.shape, name)
+    sref = _broadcast_ref(src._ref, r.shape, name)
     if r.size:
         if src._storage is st and _overlaps(sref, r):
             src = copy_of(src)
-            sref = _broadcast_ref(src, r.shape, name)
+            sref = _broadcast_ref(src._ref, r.shape, name)
         backend.copy(sref, r)
     st.version += 1
 
