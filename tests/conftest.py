@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import gc
 
+import numpy as np
 import pytest
 
 import ndplane as nd
@@ -30,3 +31,22 @@ def no_leaks():
     gc.collect()
     after = [d.backend.memory_stats() for d in devs]
     assert after == before
+
+
+@pytest.fixture
+def hvp_check():  # type: ignore[no-untyped-def]
+    """``check(f, x, seed)``: the Hessian-vector product of ``sum(f(x))`` by double backward
+    (``create_graph``) against central differences of the first-order gradient."""
+
+    def check(f, x: nd.Array, seed: int = 7) -> None:  # type: ignore[no-untyped-def]
+        v_host = np.random.default_rng(seed).standard_normal(x.shape)
+        (g,) = nd.autograd.grad(nd.sum(f(x)), [x], create_graph=True)
+        assert g.requires_grad, "the gradient of a create_graph backward must itself be differentiable"
+        (hv,) = nd.autograd.grad(nd.sum(g * nd.asarray(v_host)), [x])
+        eps, grads = 1e-6, []
+        for sign in (1.0, -1.0):
+            xp = nd.asarray(x.to_numpy() + sign * eps * v_host, requires_grad=True)
+            grads.append(nd.autograd.grad(nd.sum(f(xp)), [xp])[0].to_numpy())
+        np.testing.assert_allclose(hv.to_numpy(), (grads[0] - grads[1]) / (2 * eps), rtol=1e-5, atol=1e-6)
+
+    return check
