@@ -146,3 +146,21 @@ def test_compact_path_on_contiguous_only_device() -> None:
     got = (x.T[::-1] * nd.asarray([1.0, 2.0, 3.0], device="numpy-contig")).to_numpy()
     np.testing.assert_array_equal(got, host.T[::-1] * [1.0, 2.0, 3.0])
     np.testing.assert_array_equal(nd.sum(x.T, axis=1).to_numpy(), host.T.sum(axis=1))
+
+
+def test_a_backend_without_strided_gets_contiguous_reduction_operands(monkeypatch: pytest.MonkeyPatch) -> None:
+    # reducing axis 0 of a contiguous array reads an (M, K) view that is not contiguous
+    dev = nd.Device("numpy-contig")
+    backend = dev.backend
+    seen = []
+    kernel = backend.reduce
+
+    def reduce(op, x, out):  # type: ignore[no-untyped-def]
+        seen.append(x.contiguous and x.strides == (x.shape[1], 1))
+        return kernel(op, x, out)
+
+    monkeypatch.setattr(backend, "reduce", reduce)
+    x = nd.asarray(np.arange(12.0).reshape(3, 4), device=dev)
+    assert nd.sum(x, axis=0).tolist() == [12.0, 15.0, 18.0, 21.0]
+    assert nd.max(x[:, ::2], axis=1).tolist() == [2.0, 6.0, 10.0]
+    assert seen == [True, True]

@@ -534,15 +534,18 @@ def where(cond: Array, a: Array, b: Array) -> Array:
     return out
 
 
-def _as_2d(x: Array, backend: Backend, m: int, k: int, keep: list[Array]) -> Ref:
-    """``x`` (any layout) as an (m, k) Ref; compacts when no (m, k) view exists or is allowed."""
+def _as_2d(x: Array, backend: Backend, m: int, k: int, keep: list[Array],
+           layout: tuple[tuple[int, ...], tuple[int, ...]] | None = None) -> Ref:  # fmt: skip
+    """``x`` -- or the view ``layout`` (shape, strides) of its storage at its offset -- as an
+    (m, k) Ref; compacts when no (m, k) view exists, or when the backend needs a contiguous one."""
     r = x._ref
-    if "strided" in backend.capabilities or r.contiguous:
-        strides = _layout.reshape_strides(r.shape, r.strides, (m, k))
-        if strides is not None:
-            return Ref(r.buffer, r.dtype, (m, k), strides, r.offset, m * k,
-                       _layout.is_contiguous((m, k), strides))  # fmt: skip
-    c = compact(x)
+    shape, strides = layout if layout is not None else (r.shape, r.strides)
+    strides2 = _layout.reshape_strides(shape, strides, (m, k))
+    if strides2 is not None:
+        contiguous = _layout.is_contiguous((m, k), strides2)
+        if contiguous or "strided" in backend.capabilities:
+            return Ref(r.buffer, r.dtype, (m, k), strides2, r.offset, m * k, contiguous)
+    c = compact(x if layout is None else _new(x._storage, r.dtype, shape, strides, r.offset))
     keep.append(c)
     cr = c._ref
     return Ref(cr.buffer, cr.dtype, (m, k), (k, 1), cr.offset, m * k, True)
@@ -570,16 +573,13 @@ def reduce(op: str, x: Array, axes: tuple[int, ...], result: _dtypes.DType) -> A
     r = x._ref
     # NOTE: the (M, K) layout with the reduced axes last, from a memoised layout function:
     # no intermediate Array unless the operand has to be compacted.
-    kept, m, k, strides2, moved_shape, moved_strides = _layout.reduce_layout(r.shape, r.strides, axes)
+    kept, m, k, moved = _layout.reduce_layout(r.shape, r.strides, axes)
     out = _out(dev, backend, result, kept, m)
     if m:
         if k == 0 and op in ("max", "min", "argmax", "argmin"):
             raise ValueError(f"{op}: zero-size reduction over an axis of length 0 has no identity.")
         keep: list[Array] = []
-        if strides2 is not None and (r.contiguous or "strided" in backend.capabilities):
-            src = Ref(r.buffer, r.dtype, (m, k), strides2, r.offset, m * k, _layout.is_contiguous((m, k), strides2))
-        else:
-            src = _as_2d(_new(st, r.dtype, moved_shape, moved_strides, r.offset), backend, m, k, keep)
+        src = _as_2d(x, backend, m, k, keep, moved)
         path = _kernel_path(backend, op, r.dtype)
         run(backend, path, "reduce", op, r.dtype,
             (src, Ref(out._ref.buffer, result, (m,), (1,), 0, m, True)), (1,))  # fmt: skip

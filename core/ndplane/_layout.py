@@ -186,17 +186,14 @@ def _broadcast_strides(shape: Shape, strides: Strides, new_shape: Shape, name: s
 
 
 @_memo
-def reduce_layout(shape: Shape, strides: Strides, axes: tuple[int, ...]) -> tuple[Shape, int, int, Strides | None, Shape, Strides]:
+def reduce_layout(shape: Shape, strides: Strides, axes: tuple[int, ...]) -> tuple[Shape, int, int, tuple[Shape, Strides]]:
     """The layout a reduction over ``axes`` (normalised, distinct) reads: the kept shape, M
-    (kept elements), K (reduced elements), the strides of the (M, K) view with the reduced
-    axes last (None when no such view exists), and the moved layout itself."""
+    (kept elements), K (reduced elements) and the (shape, strides) with the reduced axes last."""
     keep = tuple(i for i in range(len(shape)) if i not in axes)
     order = keep + axes
-    moved_shape = tuple(shape[i] for i in order)
-    moved_strides = tuple(strides[i] for i in order)
     kept = tuple(shape[i] for i in keep)
-    m, k = prod(kept), prod(shape[i] for i in axes)
-    return kept, m, k, reshape_strides(moved_shape, moved_strides, (m, k)), moved_shape, moved_strides
+    moved = (tuple(shape[i] for i in order), tuple(strides[i] for i in order))
+    return kept, prod(kept), prod(shape[i] for i in axes), moved
 
 
 def permute(shape: Shape, strides: Strides, axes: Sequence[int], name: str) -> tuple[Shape, Strides]:
