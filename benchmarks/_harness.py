@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import statistics
+import time
 import timeit
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def best_time(fn: Callable[[], Any], *, min_time: float = 0.2, repeat: int = 5) -> float:
@@ -14,15 +17,64 @@ def best_time(fn: Callable[[], Any], *, min_time: float = 0.2, repeat: int = 5) 
     return min(timer.repeat(repeat=repeat, number=number)) / number
 
 
+class SideBySide:
+    """Per-call seconds of several libraries, one list per library, round by round."""
+
+    def __init__(self, rounds: dict[str, list[float]]) -> None:
+        self.rounds = rounds
+
+    def __contains__(self, lib: str) -> bool:
+        return lib in self.rounds
+
+    def best(self, lib: str) -> float:
+        """The fastest round of ``lib`` (what timeit reports)."""
+        return min(self.rounds[lib])
+
+    def ratio(self, lib: str, other: str) -> float | None:
+        """The median over rounds of ``lib``'s time divided by ``other``'s in the same round.
+
+        Each round times every library back to back, so a change of load (a neighbour
+        taking memory bandwidth, a descheduled thread) hits both sides of one quotient;
+        the median then drops the rounds it hit unevenly. ``None`` without ``other``.
+        """
+        if other not in self.rounds:
+            return None
+        pairs = zip(self.rounds[lib], self.rounds[other], strict=True)
+        return statistics.median(x / y for x, y in pairs)
+
+
+def side_by_side(fns: dict[str, Callable[[], Any]], *, min_time: float = 0.2, repeat: int = 7,
+                 pause: float = 0.05) -> SideBySide:  # fmt: skip
+    """Time each function in ``repeat`` interleaved rounds of at least ``min_time`` each.
+
+    Before each library's turn the harness sleeps ``pause`` seconds and makes one untimed
+    call: the library timed before it may leave threads spinning (PyTorch's OpenMP
+    workers spin for about 10 ms after every parallel op, ndplane-cpu's for 0.2 ms), and
+    on two cores a spinning thread would take one core from the next library's first
+    milliseconds.
+    """
+    timers = {lib: timeit.Timer(fn) for lib, fn in fns.items()}
+    number = {lib: max(1, int(t.autorange()[0] * min_time / 0.2)) for lib, t in timers.items()}
+    rounds: dict[str, list[float]] = {lib: [] for lib in fns}
+    for _ in range(repeat):
+        for lib, t in timers.items():
+            time.sleep(pause)
+            fns[lib]()
+            rounds[lib].append(t.timeit(number[lib]) / number[lib])
+    return SideBySide(rounds)
+
+
 def print_table(rows: list[list[str]]) -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
-        print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        print(
+            "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+        )
 
 
 def try_import_torch() -> Any:
     try:
-        import torch  # noqa: PLC0415
+        import torch
 
         torch.set_num_threads(max(1, torch.get_num_threads()))
         return torch

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import platform
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from _harness import best_time, device_from_args, print_table, try_import_torch

@@ -6,9 +6,10 @@ Prints milliseconds (or microseconds) per call and the ratios ndplane/NumPy and
 ndplane/PyTorch; lower is better for ndplane. matmul rows also print GFLOP/s.
 PyTorch is optional (`pip install torch==2.13.0`, the CPU wheel).
 
-Each row also prints the 1-minute load average when it was timed: on a shared
-machine, other processes take cores away, and times (best of 5 rounds) are
-comparable only between rows and libraries timed under similar load.
+Times are the best of 7 interleaved rounds; the ratios are medians of the per-round
+ratios (see ``_harness.side_by_side``), which a burst of load on a shared machine
+moves far less than a quotient of two best times. Each row also prints the 1-minute
+load average when it was timed: other processes take cores and memory bandwidth away.
 """
 
 from __future__ import annotations
@@ -16,10 +17,9 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import timeit
 
 import numpy as np
-from _harness import print_table, try_import_torch
+from _harness import print_table, side_by_side, try_import_torch
 
 import ndplane as nd
 from ndplane.composite import softmax
@@ -107,24 +107,12 @@ def latency_rows(torch) -> list[tuple[str, dict]]:
     return rows
 
 
-def side_by_side(fns: dict, min_time: float = 0.2, repeat: int = 5) -> dict[str, float]:
-    """Best per-call seconds of each function, its ``repeat`` rounds (each at least ``min_time``)
-    interleaved with the others', so that a change of load on a shared machine hits all alike."""
-    timers = {lib: timeit.Timer(fn) for lib, fn in fns.items()}
-    number = {lib: max(1, int(t.autorange()[0] * min_time / 0.2)) for lib, t in timers.items()}
-    best = dict.fromkeys(fns, float("inf"))
-    for _ in range(repeat):
-        for lib, t in timers.items():
-            best[lib] = min(best[lib], t.timeit(number[lib]) / number[lib])
-    return best
-
-
 def _load() -> str:
     return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "-"
 
 
-def ratio(x: float, y: float | None) -> str:
-    return f"{x / y:.2f}x" if y else "-"
+def ratio(r: float | None) -> str:
+    return f"{r:.2f}x" if r else "-"
 
 
 def main() -> None:
@@ -141,20 +129,20 @@ def main() -> None:
              "nd/numpy", "nd/torch", "nd GFLOP/s", "numpy GFLOP/s", "load"]]  # fmt: skip
     for name, shape, kind, flops in cases(args.quick):
         t = side_by_side({lib: make(kind, shape, lib, torch, rng)
-                          for lib in ("ndplane", "numpy") + (("torch",) if torch else ())}, min_time=0.3)  # fmt: skip
-        rows.append([f"{name} {shape}", f"{t['ndplane'] * 1e3:.3f}", f"{t['numpy'] * 1e3:.3f}",
-                     f"{t['torch'] * 1e3:.3f}" if torch else "-", ratio(t["ndplane"], t["numpy"]),
-                     ratio(t["ndplane"], t.get("torch")),
-                     f"{flops / t['ndplane'] / 1e9:.1f}" if flops else "",
-                     f"{flops / t['numpy'] / 1e9:.1f}" if flops else "", _load()])  # fmt: skip
+                          for lib in ("ndplane", "numpy") + (("torch",) if torch else ())})  # fmt: skip
+        rows.append([f"{name} {shape}", f"{t.best('ndplane') * 1e3:.3f}", f"{t.best('numpy') * 1e3:.3f}",
+                     f"{t.best('torch') * 1e3:.3f}" if torch else "-", ratio(t.ratio("ndplane", "numpy")),
+                     ratio(t.ratio("ndplane", "torch")),
+                     f"{flops / t.best('ndplane') / 1e9:.1f}" if flops else "",
+                     f"{flops / t.best('numpy') / 1e9:.1f}" if flops else "", _load()])  # fmt: skip
     print_table(rows)
     print()
     rows = [["small op", "ndplane us", "numpy us", "torch us", "nd/numpy", "nd/torch", "load"]]
     for name, fns in latency_rows(torch):
         t = side_by_side(fns)
-        rows.append([name, f"{t['ndplane'] * 1e6:.2f}", f"{t['numpy'] * 1e6:.2f}",
-                     f"{t['torch'] * 1e6:.2f}" if "torch" in t else "-",
-                     ratio(t["ndplane"], t["numpy"]), ratio(t["ndplane"], t.get("torch")), _load()])  # fmt: skip
+        rows.append([name, f"{t.best('ndplane') * 1e6:.2f}", f"{t.best('numpy') * 1e6:.2f}",
+                     f"{t.best('torch') * 1e6:.2f}" if "torch" in t else "-",
+                     ratio(t.ratio("ndplane", "numpy")), ratio(t.ratio("ndplane", "torch")), _load()])  # fmt: skip
     print_table(rows)
 
 

@@ -71,7 +71,7 @@ def main() -> None:
 
     t_chain = timed(dev, chain, repeat=3)
     rows = [["measure", "value", "goal"],
-            ["copy bandwidth (2^%d f32)" % args.log2_size, f"{copy_bw / 1e9:.1f} GB/s", ""],
+            [f"copy bandwidth (2^{args.log2_size} f32)", f"{copy_bw / 1e9:.1f} GB/s", ""],
             ["add bandwidth / copy bandwidth", f"{add_bw / copy_bw:.0%}", ">= 70%"],
             [f"matmul {m}^2 f32", f"{gflops:.0f} GFLOP/s = {gflops / (args.peak_tflops * 1e3):.0%} of peak", ">= 30%"],
             ["per-op overhead (4-element add)", f"{t_chain / count * 1e6:.1f} us", "<= 50 us"]]  # fmt: skip
