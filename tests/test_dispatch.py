@@ -164,3 +164,20 @@ def test_a_backend_without_strided_gets_contiguous_reduction_operands(monkeypatc
     assert nd.sum(x, axis=0).tolist() == [12.0, 15.0, 18.0, 21.0]
     assert nd.max(x[:, ::2], axis=1).tolist() == [2.0, 6.0, 10.0]
     assert seen == [True, True]
+
+
+def test_the_contiguous_only_device_refuses_a_strided_compute_operand() -> None:
+    # numpy-contig holds the core to its contract, so every suite run on it checks the core
+    from ndplane.backend import Ref
+
+    backend = nd.Device("numpy-contig").backend
+    x = nd.asarray(np.arange(6.0).reshape(2, 3), device="numpy-contig")
+    out = nd.empty((3, 2), device="numpy-contig")
+    xr = x._ref
+    transposed = Ref(xr.buffer, xr.dtype, (3, 2), (1, 3), 0, 6, False)
+    lying = Ref(xr.buffer, xr.dtype, (3, 2), (1, 3), 0, 6, True)  # strides say otherwise
+    for bad in (transposed, lying):
+        with pytest.raises(AssertionError, match=r"numpy-contig\.unary: got a non-contiguous Ref"):
+            backend.unary("negative", bad, out._ref)
+    backend.copy(transposed, out._ref)  # copy takes any layout
+    np.testing.assert_array_equal(out.to_numpy(), np.arange(6.0).reshape(2, 3).T)

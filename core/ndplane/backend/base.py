@@ -26,8 +26,8 @@ class Ref:
     ``buffer`` is the backend's own handle (whatever ``alloc``/``from_host``
     returned).  ``strides`` and ``offset`` count elements, not bytes.  Only
     backends with the ``strided`` capability see strides other than the
-    C-contiguous ones in compute kernels (``copy``, ``fill``, ``scatter_add``
-    and ``to_host`` always may).
+    C-contiguous ones in compute kernels (``copy``, ``fill`` and ``to_host``
+    always may).
 
     Refs are immutable and built once per array, so they are cheap to pass.
     """

@@ -10,7 +10,7 @@ Fake devices, for testing the core as array-api-strict does:
 - ``numpy-nof64``: no float64, complex128, int64 or uint64, 32-bit defaults
   (unsupported-dtype errors, a 32-bit indexing dtype, as on WebGPU);
 - ``numpy-contig``: without the ``strided`` capability, so the core must
-  compact every operand first.
+  compact every operand first (it raises on a strided compute operand).
 """
 
 from __future__ import annotations
@@ -140,6 +140,94 @@ class NumpyBackend(Backend):
         K.fft(op, _view(x), _view(out), norm)
 
 
+class ContigBackend(NumpyBackend):
+    """``numpy-contig``: no ``strided`` capability, and it holds the core to that contract.
+
+    Every Ref a compute kernel receives, input or output, must be C-contiguous (the
+    contract in ``docs/backend-authors.md``); a strided one raises instead of being read
+    correctly by NumPy anyway, so the test suite run on this device catches a core path
+    that forgets to compact. ``copy``, ``fill`` and ``to_host`` take any layout.
+    """
+
+    def __init__(self, index: int = 0, name: str = "numpy-contig") -> None:
+        super().__init__(index, name=name, strided=False)
+
+    def _contig(self, method: str, *refs: Any) -> None:
+        for r in refs:
+            if type(r) is Ref and not (r.contiguous and _c_strides(r)):
+                raise AssertionError(
+                    f"{self.name}.{method}: got a non-contiguous Ref (shape {r.shape}, strides "
+                    f"{r.strides}) on a backend without the 'strided' capability; the core must "
+                    "compact it first"
+                )
+
+    def unary(self, op: str, x: Ref, out: Ref) -> None:
+        self._contig("unary", x, out)
+        super().unary(op, x, out)
+
+    def binary(self, op: str, a: Any, b: Any, out: Ref) -> None:
+        self._contig("binary", a, b, out)
+        super().binary(op, a, b, out)
+
+    def where(self, cond: Ref, a: Ref, b: Ref, out: Ref) -> None:
+        self._contig("where", cond, a, b, out)
+        super().where(cond, a, b, out)
+
+    def cast(self, x: Ref, out: Ref) -> None:
+        self._contig("cast", x, out)
+        super().cast(x, out)
+
+    def reduce(self, op: str, x: Ref, out: Ref) -> None:
+        self._contig("reduce", x, out)
+        super().reduce(op, x, out)
+
+    def scan(self, op: str, x: Ref, out: Ref) -> None:
+        self._contig("scan", x, out)
+        super().scan(op, x, out)
+
+    def matmul(self, a: Ref, b: Ref, out: Ref) -> None:
+        self._contig("matmul", a, b, out)
+        super().matmul(a, b, out)
+
+    def take(self, x: Ref, indices: Ref, out: Ref) -> None:
+        self._contig("take", x, indices, out)
+        super().take(x, indices, out)
+
+    def scatter_add(self, out: Ref, indices: Ref, values: Ref) -> None:
+        self._contig("scatter_add", out, indices, values)
+        super().scatter_add(out, indices, values)
+
+    def sort(self, x: Ref, values_out: Ref | None, indices_out: Ref | None,
+             descending: bool, stable: bool) -> None:  # fmt: skip
+        self._contig("sort", x, values_out, indices_out)
+        super().sort(x, values_out, indices_out, descending, stable)
+
+    def random_bits(self, key: int, counter: int, out: Ref) -> None:
+        self._contig("random_bits", out)
+        super().random_bits(key, counter, out)
+
+    def linalg(self, op: str, inputs: tuple[Ref, ...], outputs: tuple[Ref, ...]) -> None:
+        self._contig("linalg", *inputs, *outputs)
+        super().linalg(op, inputs, outputs)
+
+    def fft(self, op: str, x: Ref, out: Ref, norm: str) -> None:
+        self._contig("fft", x, out)
+        super().fft(op, x, out, norm)
+
+
+def _c_strides(ref: Ref) -> bool:
+    """Whether ``ref``'s strides are C-contiguous (size-1 axes ignored), from the numbers
+    themselves rather than the core's ``contiguous`` flag. An empty Ref has no layout."""
+    if ref.size == 0:
+        return True
+    step = 1
+    for n, s in zip(reversed(ref.shape), reversed(ref.strides), strict=True):
+        if n != 1 and s != step:
+            return False
+        step *= n
+    return True
+
+
 def _view(ref: Ref) -> np.ndarray:
     size = ref.dtype.itemsize
     return np.ndarray(
@@ -148,10 +236,11 @@ def _view(ref: Ref) -> np.ndarray:
     )  # fmt: skip
 
 
-def _spec(name: str, count: int, test_only: bool, description: str, **kwargs: Any) -> BackendSpec:
+def _spec(name: str, count: int, test_only: bool, description: str, cls: type[NumpyBackend] = NumpyBackend,
+          **kwargs: Any) -> BackendSpec:  # fmt: skip
     return BackendSpec(
         name=name,
-        factory=lambda index: NumpyBackend(index, name=name, **kwargs),
+        factory=lambda index: cls(index, name=name, **kwargs),
         protocol_version=1,  # the protocol this plugin implements, stated, not inherited
         distribution="ndplane-numpy",
         version="0.1.0",
@@ -169,5 +258,5 @@ def ndplane_register_backends() -> list[BackendSpec]:
         _spec("numpy-nof64", 1, True, "test device: no 64-bit dtypes, 32-bit defaults (like WebGPU)",
               dtypes=_NO_64, default_dtypes=_DEFAULTS_32),
         _spec("numpy-contig", 1, True, "test device without the strided capability",
-              strided=False),
+              cls=ContigBackend),
     ]  # fmt: skip
