@@ -211,9 +211,9 @@ def test_fft_rules(op: str, norm: str) -> None:
     for m, n, axis in [(5, None, -1), (6, None, 0), (6, 4, -1), (5, 9, -1), (6, 7, 0)]:
         re, im = _arr((m, 3) if axis == 0 else (2, m), seed=m), _arr((m, 3) if axis == 0 else (2, m), seed=m + 1)
         if op in ("fft", "ifft", "irfft", "hfft"):  # complex input: perturb both parts
-            assert gradcheck(lambda a, b: _split(f(a + nd.asarray(1j) * b, n=n, axis=axis, norm=norm)), [re, im])
+            assert gradcheck(lambda a, b: _split(f(a + nd.asarray(1j) * b, n=n, axis=axis, norm=norm)), [re, im])  # noqa: B023
         else:
-            assert gradcheck(lambda a: _split(f(a, n=n, axis=axis, norm=norm)), [re])
+            assert gradcheck(lambda a: _split(f(a, n=n, axis=axis, norm=norm)), [re])  # noqa: B023
 
 
 def test_nd_fft_gradients() -> None:

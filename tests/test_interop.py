@@ -52,7 +52,7 @@ def test_scalars_and_repr() -> None:
     assert repr(nd.asarray([1, 2], dtype=nd.int8)) == "Array([1, 2], dtype=int8, device='numpy:0')"
     with pytest.raises(TypeError, match="__index__"):
         [0, 1][nd.asarray(1.0)]  # type: ignore[index]
-    with pytest.raises(TypeError, match="use ndplane.asarray"):
+    with pytest.raises(TypeError, match=r"use ndplane\.asarray"):
         nd.Array()
 
 

@@ -4,7 +4,7 @@ finite differences (float64, complex128 through its real and imaginary parts), c
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -208,7 +208,7 @@ def test_svdvals_agrees_with_eigvalsh_of_gram(kind: str, shape: tuple[int, ...])
 def test_matrix_norms_through_svdvals(kind: str) -> None:
     rng = np.random.default_rng(10)
     host = rng.standard_normal((2, 4, 3)) + (1j * rng.standard_normal((2, 4, 3)) if kind == "complex" else 0)
-    u, s, vh = np.linalg.svd(host, full_matrices=False)
+    u, _, vh = np.linalg.svd(host, full_matrices=False)
     x = _leaf(host)
     (gnuc,) = nd.autograd.grad(nd.sum(la.matrix_norm(x, ord="nuc")), [x])
     np.testing.assert_allclose(gnuc.to_numpy(), u @ vh, atol=1e-10)  # d||A||_* = U Vh
@@ -339,8 +339,8 @@ def test_slogdet_sign_of_a_complex_matrix_has_a_gradient() -> None:
     im = nd.asarray(rng.standard_normal((2, 3, 3)), requires_grad=True)
 
     def f(a: nd.Array, b: nd.Array) -> nd.Array:
-        s, l = la.slogdet(a + nd.asarray(1j) * b)
-        return nd.real(s * nd.asarray(0.3 - 0.7j)) + 0.5 * l
+        sign, logabs = la.slogdet(a + nd.asarray(1j) * b)
+        return nd.real(sign * nd.asarray(0.3 - 0.7j)) + 0.5 * logabs
 
     assert gradcheck(f, [re, im])
     # a real matrix's sign is +-1, piecewise constant: nothing flows from it

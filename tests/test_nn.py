@@ -17,7 +17,7 @@ def _x(shape, seed=0):  # type: ignore[no-untyped-def]
 
 def _conv_ref(x: np.ndarray, w: np.ndarray, stride: int, pad: int) -> np.ndarray:
     x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    n, c, h, wd = x.shape
+    n, _, h, wd = x.shape
     o, _, kh, kw = w.shape
     oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
     out = np.zeros((n, o, oh, ow))

@@ -102,5 +102,5 @@ def test_unavailable_backend_reports_why() -> None:
 
 
 def test_unknown_device_names_installed_backends() -> None:
-    with pytest.raises(nd.BackendUnavailableError, match="installed: .*numpy"):
+    with pytest.raises(nd.BackendUnavailableError, match=r"installed: .*numpy"):
         nd.zeros(2, device="nosuch")

@@ -198,4 +198,4 @@ from . import fft, linalg
 
 __all__ += ["fft", "linalg"]
 
-from .autograd import rules_extra as _rules_extra  # noqa: F401, E402 - VJP rules of the linalg kernels
+from .autograd import rules_extra as _rules_extra  # noqa: F401 - VJP rules of the linalg kernels

@@ -40,7 +40,7 @@ class Storage:
     def __del__(self) -> None:
         try:
             self.backend.free(self.buffer)
-        except Exception:  # noqa: BLE001, S110 - interpreter shutdown or a dead device
+        except Exception:  # noqa: BLE001 - interpreter shutdown or a dead device
             pass
 
 

@@ -76,7 +76,7 @@ def _dtype_of(obj: Any, name: str) -> DType:
     return obj.dtype if type(obj) is Array else as_dtype(obj, name)
 
 
-def finfo(type: DType | Array, /) -> finfo_object:  # noqa: A002 - the Array API name
+def finfo(type: DType | Array, /) -> finfo_object:
     """Limits of a floating dtype; for complex dtypes, those of their real part.
 
     >>> import ndplane as nd
@@ -94,7 +94,7 @@ def finfo(type: DType | Array, /) -> finfo_object:  # noqa: A002 - the Array API
     )  # fmt: skip
 
 
-def iinfo(type: DType | Array, /) -> iinfo_object:  # noqa: A002
+def iinfo(type: DType | Array, /) -> iinfo_object:
     """Limits of an integer dtype.
 
     >>> import ndplane as nd

@@ -6,7 +6,8 @@ import contextlib
 import contextvars
 import os
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 from ._errors import BackendUnavailableError
 from .backend import plugins
@@ -28,7 +29,7 @@ class Device:
     """
 
     __slots__ = ("kind", "index", "_backend", "_plans", "__weakref__")
-    _interned: dict[tuple[str, int], Device] = {}
+    _interned: ClassVar[dict[tuple[str, int], Device]] = {}
 
     kind: str
     index: int

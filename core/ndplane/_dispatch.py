@@ -21,7 +21,8 @@ import contextlib
 import contextvars
 import os
 import warnings
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 

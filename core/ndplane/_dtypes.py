@@ -71,7 +71,7 @@ class DType:
         return self.kind == "float" or self.kind == "complex"
 
 
-bool = DType("bool", "bool", 0)  # noqa: A001 - the Array API name
+bool = DType("bool", "bool", 0)
 int8 = DType("int8", "int", 1)
 int16 = DType("int16", "int", 2)
 int32 = DType("int32", "int", 3)

@@ -9,7 +9,8 @@ into other ops for backends that lack the kernel.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import _dispatch, _dtypes
 from ._array import Array
@@ -184,7 +185,7 @@ def _floor_divide(op: str, a: Any, b: Any) -> Array:
     if out.dtype.kind != "float":
         return out
     ia, ib = _may_be_inf(a), _may_be_inf(b)
-    if ia is None and ib is None or ia is False and ib is False:
+    if (ia is None and ib is None) or (ia is False and ib is False):
         return out
     if type(ia) is Array and type(ib) is Array:
         mixed = _dispatch.binary("not_equal", ia, ib)
@@ -238,7 +239,7 @@ for _name, (_kinds, _rule, _summary) in _BINARY.items():
     __all__.append(_name)
 
 # Names bound above, spelled out for readers and type checkers.
-abs: Callable[[Array], Array]  # noqa: A001
+abs: Callable[[Array], Array]
 add: Callable[[Operand, Operand], Array]
 divide: Callable[[Operand, Operand], Array]
 equal: Callable[[Operand, Operand], Array]
@@ -268,7 +269,7 @@ _dispatch.META["positive"] = _meta("positive", _NUM, "same")
 __all__.append("positive")
 
 
-def clip(x: Array, /, min: Operand | None = None, max: Operand | None = None) -> Array:  # noqa: A002
+def clip(x: Array, /, min: Operand | None = None, max: Operand | None = None) -> Array:
     """Clamp ``x`` to ``[min, max]`` (either bound may be None); the result keeps ``x``'s dtype.
 
     >>> import ndplane as nd

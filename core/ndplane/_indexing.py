@@ -374,7 +374,7 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
         raise ValueError("take: x must have at least one dimension.")
     ax = _layout.normalize_axis(axis, x.ndim, "take")
     indices = normalize_indices(indices, x.shape[ax], f"take (axis {ax})")
-    moved, kept, _ = _dispatch.move_axes_last(x, (ax,))
+    moved, _, _ = _dispatch.move_axes_last(x, (ax,))
     out = _dispatch._move_axis_back(_dispatch.take_last(moved, indices), ax)
     if x.requires_grad:
         _graph.record("take", out, (x, indices), (indices,), (x.shape, ax))

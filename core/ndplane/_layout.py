@@ -7,7 +7,8 @@ Nothing in this module knows about arrays, devices or backends.
 from __future__ import annotations
 
 import operator
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 Shape = tuple[int, ...]
 Strides = tuple[int, ...]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from . import _dispatch, _dtypes, _layout
 from ._array import Array
-from .backend.base import Ref
+from ._manipulation import permute_dims, reshape
 from .autograd import graph as _graph
-from ._manipulation import expand_dims, permute_dims, reshape
+from .backend.base import Ref
 
 __all__ = ["matmul", "vecdot", "tensordot"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from typing import Sequence
+from collections.abc import Sequence
 
 from . import _dispatch, _dtypes, _layout
 from ._array import Array

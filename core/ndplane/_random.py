@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import operator
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -8,13 +8,13 @@ merges them (a view where strides allow, else a compaction).
 from __future__ import annotations
 
 import builtins
-from typing import Sequence
+from collections.abc import Sequence
 
 from . import _dispatch, _dtypes, _layout
 from ._array import Array
 from ._dispatch import view_as
-from .autograd import graph as _graph
 from ._dtypes import DType, as_dtype
+from .autograd import graph as _graph
 
 __all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "cumulative_sum", "cumulative_prod"]
 
@@ -57,7 +57,7 @@ def accumulator_dtype(x: Array, dtype: DType | None, name: str) -> DType:
     return d
 
 
-def sum(x: Array, /, *, axis: Axis = None, dtype: DType | None = None, keepdims: bool = False) -> Array:  # noqa: A001
+def sum(x: Array, /, *, axis: Axis = None, dtype: DType | None = None, keepdims: bool = False) -> Array:
     """Sum over ``axis`` (all axes by default); small integers accumulate in the default integer.
 
     >>> import ndplane as nd
@@ -85,7 +85,7 @@ def _real(name: str, x: Array) -> None:
         raise TypeError(f"{name}: complex dtypes have no order; got {x.dtype.name}.")
 
 
-def max(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:  # noqa: A001
+def max(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
     """Maximum over ``axis``; NaN propagates.
 
     >>> import ndplane as nd
@@ -97,7 +97,7 @@ def max(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:  # 
     return reduction("max", x, axis, keepdims, x.dtype, "max")
 
 
-def min(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:  # noqa: A001
+def min(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
     """Minimum over ``axis``; NaN propagates.
 
     >>> import ndplane as nd

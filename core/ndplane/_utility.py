@@ -14,7 +14,7 @@ def _truth(x: Array) -> Array:
     return x if x.dtype is _dtypes.bool else _dispatch.binary("not_equal", x, 0)
 
 
-def all(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:  # noqa: A001
+def all(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
     """Whether every element along ``axis`` is true (nonzero).
 
     >>> import ndplane as nd
@@ -25,7 +25,7 @@ def all(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:  # 
     return reduction("all", _truth(x), axis, keepdims, _dtypes.bool, "all")
 
 
-def any(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:  # noqa: A001
+def any(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
     """Whether any element along ``axis`` is true (nonzero).
 
     >>> import ndplane as nd

@@ -12,7 +12,8 @@ import argparse
 import sys
 import time
 import warnings
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -116,10 +117,10 @@ def cmd_demo(args: argparse.Namespace, out: Any) -> int:
         x = rng.normal(0.0, 1.0, (512, 512), dtype=nd.float32)
         xh = x.to_numpy()
         steps: list[tuple[str, Callable[[], Any], Callable[[], Any]]] = [
-            ("gram = x.T @ x", lambda: x.T @ x, lambda: xh.T @ xh),
-            ("softmax rows", lambda: _softmax(nd, x), lambda: _softmax(np, xh)),
-            ("sort rows", lambda: nd.sort(x, axis=1), lambda: np.sort(xh, axis=1)),
-            ("std of columns", lambda: nd.std(x, axis=0), lambda: np.std(xh, axis=0)),
+            ("gram = x.T @ x", lambda: x.T @ x, lambda: xh.T @ xh),  # noqa: B023
+            ("softmax rows", lambda: _softmax(nd, x), lambda: _softmax(np, xh)),  # noqa: B023
+            ("sort rows", lambda: nd.sort(x, axis=1), lambda: np.sort(xh, axis=1)),  # noqa: B023
+            ("std of columns", lambda: nd.std(x, axis=0), lambda: np.std(xh, axis=0)),  # noqa: B023
         ]
         for name, f, g in steps:
             got, t_nd = _timed(lambda f=f: _sync(f()))

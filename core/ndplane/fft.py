@@ -17,7 +17,8 @@ differentiable: a 1-D kernel records one node whose rule is the adjoint transfor
 from __future__ import annotations
 
 import operator
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from . import _dispatch, _dtypes, _layout
 from ._array import Array

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from . import _dispatch, _dtypes, _layout
 from ._array import Array

@@ -11,7 +11,8 @@ real dtypes it is skipped.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import ndplane as nd
 
@@ -208,7 +209,7 @@ def _prod(g: Any, node: Node) -> tuple[Any]:
     # NOTE: out / x is exact except where x == 0; there the product of the others is taken
     # directly (prod with that element replaced by 1), which is what the gradient is.
     x, out = node.saved_values()
-    shape, axes, _ = node.params
+    _, axes, _ = node.params
     out_k = _expand_reduced(out, node)
     g_k = _expand_reduced(g, node)
     ones_at_zero = nd.where(x == 0, nd.ones((), dtype=x.dtype, device=x.device), x)

@@ -87,7 +87,7 @@ class Backend:
     #: Supported dtypes; arrays of other dtypes can not be created on this device.
     dtypes: frozenset[DType] = frozenset()
     #: ``{"real floating": ..., "complex floating": ..., "integral": ..., "indexing": ...}``.
-    default_dtypes: dict[str, DType] = {}
+    default_dtypes: dict[str, DType] = {}  # noqa: RUF012 - a per-backend value, set by subclasses
     #: Capability names from :mod:`ndplane.backend.ops` (``"strided"``, ``"host"``, ...).
     capabilities: frozenset[str] = frozenset()
     #: Names of the ops implemented natively (op names from :mod:`ndplane.backend.ops`).

@@ -8,7 +8,8 @@ of the exact result dtype) and never allocates its result itself.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

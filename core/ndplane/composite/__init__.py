@@ -12,7 +12,8 @@ cheap, stable VJP instead of differentiating through its pieces.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import ndplane as nd
 

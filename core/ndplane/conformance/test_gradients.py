@@ -7,7 +7,7 @@ the same gradients as the reference, in float32 (every backend has it).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pytest

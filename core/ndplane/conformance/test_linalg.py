@@ -164,7 +164,7 @@ def test_pinv_matrix_rank(device: nd.Device, case, rtol: float | None) -> None:
             assert nd.linalg.pinv(x).shape == shape[:-2] + (shape[-1], shape[-2])
             continue
         expected = _ref(lambda p: np.linalg.pinv(p, rtol=rtol if rtol else max(shape[-2:]) * np.finfo(
-            h.np_dtype(h.REAL_OF.get(dtype, dtype))).eps), a)  # fmt: skip
+            h.np_dtype(h.REAL_OF.get(dtype, dtype))).eps), a)  # fmt: skip  # noqa: B023
         h.assert_same(nd.linalg.pinv(x, rtol=rtol), expected, dtype, tol=_tol(dtype, 1000))
         if rtol is not None:
             rank = nd.linalg.matrix_rank(x, rtol=rtol)
@@ -196,7 +196,7 @@ def test_vector_norm(device: nd.Device, data: st.DataObject, keepdims: bool, ord
         got = nd.linalg.vector_norm(a.x, axis=axis, keepdims=keepdims, ord=ord)
         ref = a.ref.reshape(-1) if axis is None else a.ref
         ax = None if axis is None else axis
-        expected = _ref(lambda p: np.linalg.vector_norm(p, axis=ax, keepdims=keepdims, ord=ord), ref)
+        expected = _ref(lambda p: np.linalg.vector_norm(p, axis=ax, keepdims=keepdims, ord=ord), ref)  # noqa: B023
         if axis is None and keepdims:
             expected = np.reshape(expected, (1,) * len(shape))
         h.assert_same(got, expected, h.REAL_OF.get(dtype, dtype), tol=_tol(dtype, 10))

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from . import functional, init
 from .modules import (
+    GELU,
     AvgPool2d,
     BatchNorm1d,
     Conv2d,
     Dropout,
     Embedding,
     Flatten,
-    GELU,
     LayerNorm,
     Linear,
     MaxPool2d,

@@ -131,7 +131,7 @@ def pad2d(x: Array, padding: int) -> Array:
 
 def unfold2d(x: Array, kernel: tuple[int, int], stride: tuple[int, int]) -> Array:
     """Patches of (N, C, H, W) as (N, C, KH * KW, OH, OW): one strided view per kernel offset."""
-    n, c, h, w = x.shape
+    _, _, h, w = x.shape
     kh, kw = kernel
     sh, sw = stride
     oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
@@ -247,7 +247,7 @@ def _reduce(loss: Array, reduction: str, name: str) -> Array:
     raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none'; got {reduction!r}.")
 
 
-def mse_loss(input: Array, target: Array, reduction: str = "mean") -> Array:  # noqa: A002
+def mse_loss(input: Array, target: Array, reduction: str = "mean") -> Array:
     """Mean squared error.
 
     One graph node for the mean and the sum: its gradient is ``2 * (input - target) * g``

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import ndplane as nd
 
@@ -25,7 +26,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-def Parameter(data: Array, requires_grad: bool = True) -> Array:  # noqa: N802 - PyTorch's name
+def Parameter(data: Array, requires_grad: bool = True) -> Array:
     """A leaf array that a :class:`Module` registers as a parameter when assigned to it.
 
     >>> import ndplane as nd

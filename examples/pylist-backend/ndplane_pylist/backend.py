@@ -21,8 +21,9 @@ import math
 import operator
 import os
 from array import array
+from collections.abc import Callable
 from itertools import repeat
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -170,7 +171,7 @@ class PylistBackend(Backend):
     protocol_version = 1  # the protocol this file implements; never the installed core's default
     dtypes = _ALL
     # NOTE: no "complex floating" key: a default dtype must be a supported dtype.
-    default_dtypes = {"real floating": FLOAT64, "integral": INT64, "indexing": INT64}
+    default_dtypes = {"real floating": FLOAT64, "integral": INT64, "indexing": INT64}  # noqa: RUF012
     capabilities = frozenset({HOST_RESIDENT})  # no "strided": compute kernels get contiguous refs
     ops = frozenset(_NATIVE)
 

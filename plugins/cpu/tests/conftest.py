@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("ndplane_cpu._native")
 sys.path.insert(0, os.path.dirname(__file__))
 
-from cpu_helpers import Helper  # noqa: E402
+from cpu_helpers import Helper
 
 
 @pytest.fixture

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import ndplane_cpu.backend as ndplane_cpu_backend
 import numpy as np
 
 import ndplane
 from ndplane.backend import Ref
-
-import ndplane_cpu.backend as ndplane_cpu_backend
 
 DTYPES = list(ndplane.ALL_DTYPES)
 BY_NP = {d.dtype: d for d in DTYPES}

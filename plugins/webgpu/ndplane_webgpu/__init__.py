@@ -8,6 +8,6 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .backend import WebGPUBackend, ndplane_register_backends  # noqa: E402
+from .backend import WebGPUBackend, ndplane_register_backends
 
 __all__ = ["WebGPUBackend", "ndplane_register_backends"]

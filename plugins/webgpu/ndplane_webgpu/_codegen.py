@@ -164,12 +164,12 @@ def op_expr(table: dict[str, dict[str, str]], op: str, dtype: str) -> str | None
 # ---------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def template(name: str) -> Template:
     return Template((_KERNELS / f"{name}.wgsl").read_text())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def common() -> str:
     return (_KERNELS / "common.wgsl").read_text() + H_NEXTAFTER
 

@@ -14,9 +14,19 @@ from typing import Any
 import numpy as np
 
 import ndplane
-from ndplane.backend import BINARY_OPS, KERNEL_OPS, REDUCE_OPS, SCAN_OPS, STRIDED, UNARY_OPS
+from ndplane.backend import (
+    BINARY_OPS,
+    KERNEL_OPS,
+    REDUCE_OPS,
+    SCAN_OPS,
+    STRIDED,
+    UNARY_OPS,
+    Backend,
+    BackendSpec,
+    Ref,
+    hookimpl,
+)
 from ndplane.backend.ops import FFT_OPS, LINALG_OPS
-from ndplane.backend import Backend, BackendSpec, Ref, hookimpl
 
 from . import _codegen as G
 from . import _kernels as Kn
@@ -223,7 +233,7 @@ def _contig(ref: Ref, buf: Any) -> Ref:
 # ---------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _probe() -> tuple[bool, str, int, bool]:
     """(available, why not, adapter count, first adapter is software), asked once."""
     try:

@@ -12,12 +12,12 @@ import pytest
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 sys.path.insert(0, str(Path(__file__).parent))
 
-from webgpu_helpers import Host  # noqa: E402
+from webgpu_helpers import Host
 
 
 @pytest.fixture(scope="session")
 def be():
-    from ndplane_webgpu.backend import _probe, WebGPUBackend
+    from ndplane_webgpu.backend import WebGPUBackend, _probe
 
     ok, why, _, _ = _probe()
     if not ok:

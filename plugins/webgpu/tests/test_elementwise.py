@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from ndplane_webgpu import _codegen as G
 from webgpu_helpers import ALL, VIEWS, random_array, whole
 
 from ndplane.backend import reference as R
-from ndplane_webgpu import _codegen as G
 
 FLOATS = ["float16", "float32"]
 TRANSCENDENTAL = {"acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "expm1",
