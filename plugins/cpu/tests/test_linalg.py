@@ -30,7 +30,7 @@ def matrices(h, dtype, shape, kind="general"):
     if kind != "general" and shape[-1]:
         n = shape[-1]
         if kind == "spd":
-            a = a @ np.conj(np.swapaxes(a, -1, -2))
+            a = a @ _h(a)
         a = a + n * np.eye(n)
     return a.astype(dtype.dtype)
 
@@ -43,6 +43,17 @@ def run(h, op, inputs, outputs):
     refs = tuple(h.empty(s, dt) for s, dt in shapes)
     h.be.linalg(op, tuple(h.put(x) for x in inputs), refs)
     return [h.get(r) for r in refs], want
+
+
+def _h(x):
+    """The conjugate transpose of the last two axes."""
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+def orthonormal_columns(x, dtype, what):
+    """x^H x is the identity, for each matrix of the batch x (B, m, k)."""
+    k = x.shape[-1]
+    close(_h(x) @ x, np.broadcast_to(np.eye(k), (*x.shape[:-2], k, k)), dtype, 100, what)
 
 
 def close(got, want, dtype, scale=1.0, what=""):
@@ -86,7 +97,7 @@ def test_cholesky_eigh(h, dtype, shape):
     close(got[0], want[0], dtype, 10 * max(n, 1), "eigvalsh")
     (w, v), (rw, _) = run(h, "eigh", [upper_noise], [((B, n), real_of(dtype)), (shape, dtype)])
     close(w, rw, dtype, 10 * max(n, 1), "eigh values")
-    close((v * w[:, None, :]) @ np.conj(np.swapaxes(v, -1, -2)), a, dtype, 100 * max(n, 1), "eigh rebuild")
+    close((v * w[:, None, :]) @ _h(v), a, dtype, 100 * max(n, 1), "eigh rebuild")
 
 
 @pytest.mark.parametrize("dtype", LAPACK, ids=lambda d: d.name)
@@ -96,17 +107,10 @@ def test_qr_svd_svdvals(h, dtype, shape):
     B, m, n = shape
     k = min(m, n)
     a = matrices(h, dtype, shape)
-    eye = np.eye
     for kq in {k, m}:
         (q, r), (_, rr) = run(h, "qr", [a], [((B, m, kq), dtype), ((B, kq, n), dtype)])
         close(q @ r, a, dtype, 100, f"qr kq={kq}")
-        close(
-            np.conj(np.swapaxes(q, -1, -2)) @ q,
-            np.broadcast_to(eye(kq), (B, kq, kq)),
-            dtype,
-            100,
-            "q orthonormal",
-        )
+        orthonormal_columns(q, dtype, "q orthonormal")
         assert (np.triu(r) == r).all()
         close(np.abs(r), np.abs(rr), dtype, 100, "|r| as LAPACK's geqrf in NumPy")
     got, want = run(h, "svdvals", [a], [((B, k), real_of(dtype))])
@@ -118,20 +122,8 @@ def test_qr_svd_svdvals(h, dtype, shape):
         )
         close(s, rs, dtype, 10, "svd s")
         close((u[..., :k] * s[:, None, :]) @ vh[:, :k], a, dtype, 100, f"svd rebuild full={full}")
-        close(
-            np.conj(np.swapaxes(u, -1, -2)) @ u,
-            np.broadcast_to(eye(ju), (B, ju, ju)),
-            dtype,
-            100,
-            "u unitary",
-        )
-        close(
-            vh @ np.conj(np.swapaxes(vh, -1, -2)),
-            np.broadcast_to(eye(jv), (B, jv, jv)),
-            dtype,
-            100,
-            "vh unitary",
-        )
+        orthonormal_columns(u, dtype, "u unitary")
+        orthonormal_columns(_h(vh), dtype, "vh unitary")  # vh @ vh^H
 
 
 def test_failures_raise_linalg_error_naming_the_matrix(h):
