@@ -152,67 +152,29 @@ class ContigBackend(NumpyBackend):
     def __init__(self, index: int = 0, name: str = "numpy-contig") -> None:
         super().__init__(index, name=name, strided=False)
 
-    def _contig(self, method: str, *refs: Any) -> None:
+
+def _contig_checked(method: str) -> Any:
+    """``NumpyBackend.<method>``, first refusing any strided (or mislabelled) Ref argument."""
+    kernel = getattr(NumpyBackend, method)
+
+    def checked(self: ContigBackend, *args: Any) -> None:
+        refs = [r for arg in args for r in (arg if type(arg) is tuple else (arg,)) if type(r) is Ref]
         for r in refs:
-            if type(r) is Ref and not (r.contiguous and _c_strides(r)):
+            if not (r.contiguous and _c_strides(r)):
                 raise AssertionError(
                     f"{self.name}.{method}: got a non-contiguous Ref (shape {r.shape}, strides "
                     f"{r.strides}) on a backend without the 'strided' capability; the core must "
                     "compact it first"
                 )
+        kernel(self, *args)
 
-    def unary(self, op: str, x: Ref, out: Ref) -> None:
-        self._contig("unary", x, out)
-        super().unary(op, x, out)
+    checked.__name__ = method
+    return checked
 
-    def binary(self, op: str, a: Any, b: Any, out: Ref) -> None:
-        self._contig("binary", a, b, out)
-        super().binary(op, a, b, out)
 
-    def where(self, cond: Ref, a: Ref, b: Ref, out: Ref) -> None:
-        self._contig("where", cond, a, b, out)
-        super().where(cond, a, b, out)
-
-    def cast(self, x: Ref, out: Ref) -> None:
-        self._contig("cast", x, out)
-        super().cast(x, out)
-
-    def reduce(self, op: str, x: Ref, out: Ref) -> None:
-        self._contig("reduce", x, out)
-        super().reduce(op, x, out)
-
-    def scan(self, op: str, x: Ref, out: Ref) -> None:
-        self._contig("scan", x, out)
-        super().scan(op, x, out)
-
-    def matmul(self, a: Ref, b: Ref, out: Ref) -> None:
-        self._contig("matmul", a, b, out)
-        super().matmul(a, b, out)
-
-    def take(self, x: Ref, indices: Ref, out: Ref) -> None:
-        self._contig("take", x, indices, out)
-        super().take(x, indices, out)
-
-    def scatter_add(self, out: Ref, indices: Ref, values: Ref) -> None:
-        self._contig("scatter_add", out, indices, values)
-        super().scatter_add(out, indices, values)
-
-    def sort(self, x: Ref, values_out: Ref | None, indices_out: Ref | None,
-             descending: bool, stable: bool) -> None:  # fmt: skip
-        self._contig("sort", x, values_out, indices_out)
-        super().sort(x, values_out, indices_out, descending, stable)
-
-    def random_bits(self, key: int, counter: int, out: Ref) -> None:
-        self._contig("random_bits", out)
-        super().random_bits(key, counter, out)
-
-    def linalg(self, op: str, inputs: tuple[Ref, ...], outputs: tuple[Ref, ...]) -> None:
-        self._contig("linalg", *inputs, *outputs)
-        super().linalg(op, inputs, outputs)
-
-    def fft(self, op: str, x: Ref, out: Ref, norm: str) -> None:
-        self._contig("fft", x, out)
-        super().fft(op, x, out, norm)
+for _method in ("unary", "binary", "where", "cast", "reduce", "scan", "matmul", "take", "scatter_add", "sort",
+                "random_bits", "linalg", "fft"):  # fmt: skip
+    setattr(ContigBackend, _method, _contig_checked(_method))
 
 
 def _c_strides(ref: Ref) -> bool:
