@@ -37,8 +37,9 @@ def check_reduce(h, op, view, base, out_dtype, what, ulps=None):
     if ulps is None:
         ulps = 8 + view.shape[1] / 8 if op in ("sum", "prod") else 1
     scale = 1.0
-    if op == "sum" and view.dtype.kind in "fc" and view.size:
-        # NOTE: summation error is relative to sum(|x|), not to the (cancelled) result.
+    if op == "sum" and out_dtype.kind in ("float", "complex") and view.size:
+        # NOTE: summation error is relative to sum(|x|), not to the (cancelled) result; so
+        # also for integers summed in floating point (int64 -> float64 cancels as well).
         with np.errstate(all="ignore"):
             mags = np.abs(view.astype(np.complex128 if view.dtype.kind == "c" else np.float64))
         scale = max(1.0, float(np.nanmax(np.where(np.isinf(mags), 0, mags).sum(axis=-1))))
