@@ -8,6 +8,8 @@ import timeit
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 
 def best_time(fn: Callable[[], Any], *, min_time: float = 0.2, repeat: int = 5) -> float:
     """Best per-call seconds over ``repeat`` rounds, each running at least ``min_time``."""
@@ -41,6 +43,22 @@ class SideBySide:
             return None
         pairs = zip(self.rounds[lib], self.rounds[other], strict=True)
         return statistics.median(x / y for x, y in pairs)
+
+    def interval(self, lib: str, other: str, level: float = 0.95,
+                 resamples: int = 2000) -> tuple[float, float] | None:  # fmt: skip
+        """A bootstrap ``level`` interval of :meth:`ratio` (percentiles of the median of
+        rounds drawn with replacement): how far the noise of this run leaves the ratio
+        open. An interval that holds 1.0 means the run cannot tell the two apart.
+        ``None`` without ``other``.
+        """
+        if other not in self.rounds:
+            return None
+        r = np.asarray(self.rounds[lib]) / np.asarray(self.rounds[other])
+        draws = np.random.default_rng(0).integers(0, r.size, size=(resamples, r.size))
+        medians = np.median(r[draws], axis=1)
+        tail = (1 - level) / 2 * 100
+        lo, hi = np.percentile(medians, [tail, 100 - tail])
+        return float(lo), float(hi)
 
 
 def side_by_side(fns: dict[str, Callable[[], Any]], *, min_time: float = 0.2, repeat: int = 7,

@@ -6,10 +6,18 @@ Prints milliseconds (or microseconds) per call and the ratios ndplane/NumPy and
 ndplane/PyTorch; lower is better for ndplane. matmul rows also print GFLOP/s.
 PyTorch is optional (`pip install torch==2.13.0`, the CPU wheel).
 
-Times are the best of 7 interleaved rounds; the ratios are medians of the per-round
+Times are the best of 11 interleaved rounds; the ratios are medians of the per-round
 ratios (see ``_harness.side_by_side``), which a burst of load on a shared machine
-moves far less than a quotient of two best times. Each row also prints the 1-minute
-load average when it was timed: other processes take cores and memory bandwidth away.
+moves far less than a quotient of two best times; the ndplane/PyTorch ratio comes with
+a bootstrap 95 % interval, so a row says when this run cannot tell the two apart. Each
+row also prints the 1-minute load average when it was timed: other processes take
+cores and memory bandwidth away.
+
+Every library reads the very same input memory (NumPy and PyTorch get zero-copy views
+of ndplane's arrays): where a case is memory-bound, its speed depends on the physical
+pages under the buffer (huge pages or not, which DRAM banks), and separate copies
+would make that a coin toss per process. Sharing is conservative for ndplane: the
+others get the 2 MiB pages its allocator asks for.
 """
 
 from __future__ import annotations
@@ -47,15 +55,20 @@ def cases(quick: bool) -> list[tuple[str, tuple[int, ...], str, float]]:
     ]
 
 
-def make(kind: str, shape: tuple[int, ...], lib: str, torch, rng):
+def inputs(kind: str, shape: tuple[int, ...], rng) -> tuple[nd.Array, nd.Array, nd.Array]:
+    """The case's operands (x, y, row) as ndplane cpu arrays; the others view their memory."""
     dtype = np.float64 if kind in ("matmul64", "inv64") else np.float32
     x = rng.standard_normal(shape).astype(dtype)
     if kind == "inv64":
         x += shape[0] * np.eye(shape[0])
     y = rng.standard_normal(shape).astype(dtype)
     row = rng.standard_normal(shape[-1:]).astype(dtype)
+    return tuple(nd.asarray(v, device="cpu") for v in (x, y, row))
+
+
+def make(kind: str, operands: tuple[nd.Array, nd.Array, nd.Array], lib: str, torch):
     if lib == "ndplane":
-        a, b, r = (nd.asarray(v, device="cpu") for v in (x, y, row))
+        a, b, r = operands
         return {
             "add": lambda: a + b, "mul": lambda: a * b, "relu": lambda: nd.maximum(a, 0.0),
             "badd": lambda: a + r, "tcopy": lambda: nd.asarray(a.T, copy=True),
@@ -64,6 +77,7 @@ def make(kind: str, shape: tuple[int, ...], lib: str, torch, rng):
             "softmax": lambda: softmax(a, axis=-1), "rfft": lambda: nd.fft.rfft(a),
             "inv64": lambda: nd.linalg.inv(a),
         }[kind]  # fmt: skip
+    x, y, row = (np.asarray(v) for v in operands)  # zero-copy views of the same memory
     if lib == "numpy":
 
         def np_softmax():
@@ -77,7 +91,7 @@ def make(kind: str, shape: tuple[int, ...], lib: str, torch, rng):
             "sum0": lambda: x.sum(axis=0), "sum1": lambda: x.sum(axis=1), "softmax": np_softmax,
             "rfft": lambda: np.fft.rfft(x), "inv64": lambda: np.linalg.inv(x),
         }[kind]  # fmt: skip
-    a, b, r = (torch.from_numpy(v.copy()) for v in (x, y, row))
+    a, b, r = (torch.from_numpy(v) for v in (x, y, row))
     return {
         "add": lambda: a + b, "mul": lambda: a * b, "relu": lambda: torch.relu(a),
         "badd": lambda: a + r, "tcopy": lambda: a.T.contiguous(),
@@ -115,6 +129,10 @@ def ratio(r: float | None) -> str:
     return f"{r:.2f}x" if r else "-"
 
 
+def interval(iv: tuple[float, float] | None) -> str:
+    return f"{iv[0]:.2f}-{iv[1]:.2f}" if iv else "-"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
@@ -126,13 +144,15 @@ def main() -> None:
           f"numpy {np.__version__}" + (f", torch {torch.__version__}" if torch else ", torch absent")
           + f"; ndplane-cpu: {backend!r}; load average {_load()}")  # fmt: skip
     rows = [["case (float32 unless noted)", "ndplane ms", "numpy ms", "torch ms",
-             "nd/numpy", "nd/torch", "nd GFLOP/s", "numpy GFLOP/s", "load"]]  # fmt: skip
+             "nd/numpy", "nd/torch", "95% interval", "nd GFLOP/s", "numpy GFLOP/s", "load"]]  # fmt: skip
     for name, shape, kind, flops in cases(args.quick):
-        t = side_by_side({lib: make(kind, shape, lib, torch, rng)
-                          for lib in ("ndplane", "numpy") + (("torch",) if torch else ())})  # fmt: skip
+        operands = inputs(kind, shape, rng)
+        t = side_by_side({lib: make(kind, operands, lib, torch)
+                          for lib in ("ndplane", "numpy") + (("torch",) if torch else ())},
+                         repeat=11)  # fmt: skip
         rows.append([f"{name} {shape}", f"{t.best('ndplane') * 1e3:.3f}", f"{t.best('numpy') * 1e3:.3f}",
                      f"{t.best('torch') * 1e3:.3f}" if torch else "-", ratio(t.ratio("ndplane", "numpy")),
-                     ratio(t.ratio("ndplane", "torch")),
+                     ratio(t.ratio("ndplane", "torch")), interval(t.interval("ndplane", "torch")),
                      f"{flops / t.best('ndplane') / 1e9:.1f}" if flops else "",
                      f"{flops / t.best('numpy') / 1e9:.1f}" if flops else "", _load()])  # fmt: skip
     print_table(rows)
