@@ -22,7 +22,8 @@
 namespace ndp::NDP_ISA {
 namespace {
 
-template <class T> inline T ld(const char* p) {
+// Loads a T (a scalar or a GCC vector) from any address.
+template <class T> inline T ld(const void* p) {
     T v;
     std::memcpy(&v, p, sizeof(T));
     return v;
@@ -39,22 +40,12 @@ template <class A> struct lanes8;
 template <> struct lanes8<float> { typedef float type __attribute__((vector_size(32))); };
 template <> struct lanes8<double> { typedef double type __attribute__((vector_size(64))); };
 template <class A> using V8 = typename lanes8<A>::type;
-template <class A> inline V8<A> load8(const A* p) {
-    V8<A> v;
-    std::memcpy(&v, p, sizeof(v));
-    return v;
-}
 
 // The sum leaf's vector: 32 bytes (8 floats or 4 doubles) on every ISA. NOTE: 64-byte
 // vectors on x86-64-v4 measured 5-15 % slower on this loop (AMD EPYC, single thread, the
 // same buffer), float and double alike; 32 bytes also fit AVX2's sixteen registers.
 template <class A> struct sumvec { typedef A type __attribute__((vector_size(32))); };
 template <class A> using SumV = typename sumvec<A>::type;
-template <class A> inline SumV<A> loadv(const A* p) {
-    SumV<A> v;
-    std::memcpy(&v, p, sizeof(v));
-    return v;
-}
 
 // Pairwise summation of a contiguous float/double run, with leaves of up to 1024 L
 // elements (L lanes per vector: 8192 floats, 4096 doubles) summed as a two-level cascade
@@ -72,10 +63,10 @@ template <class A> A pairwise_sum_vec(const A* P, int64_t n) {
         for (; i + BLOCK <= n; i += BLOCK) {
             V r0 = {}, r1 = {}, r2 = {}, r3 = {};
             for (int64_t j = i; j < i + BLOCK; j += S) {
-                r0 += loadv(P + j);
-                r1 += loadv(P + j + L);
-                r2 += loadv(P + j + 2 * L);
-                r3 += loadv(P + j + 3 * L);
+                r0 += ld<V>(P + j);
+                r1 += ld<V>(P + j + L);
+                r2 += ld<V>(P + j + 2 * L);
+                r3 += ld<V>(P + j + 3 * L);
             }
             a0 += r0;
             a1 += r1;
@@ -84,12 +75,12 @@ template <class A> A pairwise_sum_vec(const A* P, int64_t n) {
         }
         V r0 = {}, r1 = {}, r2 = {}, r3 = {};
         for (; i + S <= n; i += S) {
-            r0 += loadv(P + i);
-            r1 += loadv(P + i + L);
-            r2 += loadv(P + i + 2 * L);
-            r3 += loadv(P + i + 3 * L);
+            r0 += ld<V>(P + i);
+            r1 += ld<V>(P + i + L);
+            r2 += ld<V>(P + i + 2 * L);
+            r3 += ld<V>(P + i + 3 * L);
         }
-        for (; i + L <= n; i += L) r0 += loadv(P + i);
+        for (; i + L <= n; i += L) r0 += ld<V>(P + i);
         const V r = ((a0 + r0) + (a1 + r1)) + ((a2 + r2) + (a3 + r3));
         A lane[L];
         std::memcpy(lane, &r, sizeof(r));
@@ -522,14 +513,14 @@ template <class A> A row_max(const A* t, int64_t K) {
     A mx = t[0];
     int64_t k = 1;
     if (K >= 32) {
-        V8<A> m0 = load8(t), m1 = load8(t + 8), m2 = load8(t + 16), m3 = load8(t + 24);
+        V8<A> m0 = ld<V8<A>>(t), m1 = ld<V8<A>>(t + 8), m2 = ld<V8<A>>(t + 16), m3 = ld<V8<A>>(t + 24);
         for (k = 32; k + 32 <= K; k += 32) {
-            m0 = nanmax_step(m0, load8(t + k));
-            m1 = nanmax_step(m1, load8(t + k + 8));
-            m2 = nanmax_step(m2, load8(t + k + 16));
-            m3 = nanmax_step(m3, load8(t + k + 24));
+            m0 = nanmax_step(m0, ld<V8<A>>(t + k));
+            m1 = nanmax_step(m1, ld<V8<A>>(t + k + 8));
+            m2 = nanmax_step(m2, ld<V8<A>>(t + k + 16));
+            m3 = nanmax_step(m3, ld<V8<A>>(t + k + 24));
         }
-        for (; k + 8 <= K; k += 8) m0 = nanmax_step(m0, load8(t + k));
+        for (; k + 8 <= K; k += 8) m0 = nanmax_step(m0, ld<V8<A>>(t + k));
         const V8<A> m = nanmax_step(nanmax_step(m0, m1), nanmax_step(m2, m3));
         mx = m[0];
         for (int j = 1; j < 8; ++j) mx = nanmax_step(mx, m[j]);
