@@ -503,7 +503,11 @@ def binary_inplace(op: str, target: Array, other: Any) -> bool:
         if _layout.broadcast_shapes(r.shape, other.shape, name=op) != r.shape:
             return False
         keep: list[Array] = []
-        if other._storage is st and other._ref is not r and _overlaps(other._ref, r):
+        if other.dtype is not compute:
+            # NOTE: kernels get one dtype (the protocol's promise): x += y with y of a lower dtype
+            # (float64 += float32, uint16 += uint8) casts y first, as _binary does.
+            other = cast(other, compute)
+        elif other._storage is st and other._ref is not r and _overlaps(other._ref, r):
             other = copy_of(other)
         xb = operand(other, r.shape, backend, op, keep)
     else:

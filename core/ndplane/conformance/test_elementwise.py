@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -523,6 +524,71 @@ def test_inplace_operator(device: nd.Device, dunder: str, data: st.DataObject) -
     h.assert_same(target, expected, dtype, exact=exact, msg=f"{dunder}: ")
     base_ref[1:] = expected
     h.assert_same(base, base_ref, dtype, exact=exact, msg=f"{dunder} through a view, the base: ")
+
+
+# Small operands every in-place operator accepts in every dtype: no overflow (int8 ** 2 < 127),
+# no division by zero, shifts inside the width.
+_X_SMALL = np.array([[1, 2, 3], [4, 5, 6]])
+_Y_SMALL = np.array([2, 1, 3])
+_ROADS = ("contiguous", "strided", "recorded")
+_KIND_RANK = {"bool": 0, "int": 1, "uint": 1, "float": 2, "complex": 3}
+
+
+def _inplace_road(device: nd.Device, road: str, x: np.ndarray) -> tuple[nd.Array, nd.Array]:
+    """The in-place target for one road through the dispatcher, and the array to read it back
+    from: contiguous (the backend's in-place kernel when it declares ``inplace``), a strided view
+    (cast + assign), and a non-leaf array in the autograd graph (recorded functionally)."""
+    if road == "contiguous":
+        t = nd.asarray(x, device=device)
+        return t, t
+    if road == "strided":
+        t = nd.asarray(x.T.copy(), device=device).T  # x's values in a transposed view
+        return t, t
+    leaf = nd.asarray(x, device=device)
+    leaf.requires_grad = True
+    t = leaf * 1
+    return t, t
+
+
+@pytest.mark.parametrize("road", _ROADS)
+@pytest.mark.parametrize("dunder", sorted(INPLACE))
+def test_inplace_every_dtype_pair(device: nd.Device, dunder: str, road: str) -> None:
+    """``x <op>= y`` for every pair of supported dtypes the op and the promotion table accept, on
+    each road through the dispatcher: stored in x's dtype when the result's kind is not higher,
+    a TypeError naming the operator when it is."""
+    op, fn = INPLACE[dunder]
+    kinds = BINARY[op][1]
+    ds = [d for d in h.supported(device) if _accepts(kinds, d)]
+    checked = 0
+    for dx in ds:
+        if road == "recorded" and dx.kind not in FLOAT:
+            continue
+        for dy in ds:
+            if not h.promotes(dx, dy):
+                continue
+            promoted = nd.result_type(dx, dy)
+            result = result_dtype(op, promoted, device, BINARY)
+            if result not in device.backend.dtypes:
+                continue
+            xv, yv = _X_SMALL.astype(h.np_dtype(dx)), _Y_SMALL.astype(h.np_dtype(dy))
+            target, read = _inplace_road(device, road, xv)
+            y = nd.asarray(yv, device=device)
+            label = f"{dunder} on {dx.name} with {dy.name} ({road})"
+            if _KIND_RANK[result.kind] > _KIND_RANK[dx.kind]:
+                with pytest.raises(TypeError, match=re.escape(dunder)):
+                    fn(target, y)
+                continue
+            out = fn(target, y)
+            assert out is target, f"{label}: must return the same array object"
+            assert out.dtype is dx, f"{label}: dtype became {out.dtype.name}"
+            np_result = h.np_dtype(result)
+            expected, exact = reference(op, BINARY, result, xv.astype(h.np_dtype(promoted)),
+                                        yv.astype(h.np_dtype(promoted)))  # fmt: skip
+            expected = expected.astype(np_result).astype(h.np_dtype(dx))
+            h.assert_same(read, expected, dx, exact=exact or dx.kind in INTB, msg=f"{label}: ")
+            checked += 1
+    if not checked and road != "recorded":
+        pytest.skip(f"{device} has no dtype {op} accepts in place")
 
 
 def test_inplace_rejects_broadcasting_the_target(device: nd.Device) -> None:
