@@ -88,6 +88,15 @@ def binary(op: str, a: Any, b: Any, out: np.ndarray) -> None:
                 np.copyto(out, np.where(exp < 0, neg, r), casting="unsafe")
                 return
         fn(a, b, out=out)
+        if op == "pow" and np.dtype(out.dtype).kind == "f":
+            # NOTE: NumPy (2.x) computes x ** 0.5 as sqrt(x) whenever the exponent is a scalar or
+            # 0-d: sqrt(-inf) = nan and sqrt(-0.0) = -0.0, where pow (C99, the Array API) gives
+            # +inf and +0 for any exponent > 0 that is not an odd integer.
+            half = np.asarray(b) == 0.5
+            if half.any():
+                x = np.asarray(a)
+                np.copyto(out, np.where(np.isneginf(x), np.inf, 0.0), where=half & ((x == 0) | np.isneginf(x)),
+                          casting="unsafe")  # fmt: skip
 
 
 def where(cond: np.ndarray, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:

@@ -118,6 +118,16 @@ def _floor_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(np.isinf(a) != np.isinf(b), np.divide(a, b), out)
 
 
+def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # The standard's special cases for x1 = -inf or -0 and x2 > 0 not an odd integer (+inf, +0),
+    # where NumPy's scalar-exponent x ** 0.5 takes sqrt (nan, -0).
+    out = np.power(a, b)
+    if out.dtype.kind != "f":
+        return out
+    fix = (b > 0) & (np.floor(b) != b) | (b > 0) & (np.remainder(b, 2) == 0)
+    return np.where(fix & np.isneginf(a), np.inf, np.where(fix & (a == 0), 0.0, out)).astype(out.dtype)
+
+
 def _sign(x: np.ndarray) -> np.ndarray:
     if x.dtype.kind == "c":
         mag = np.abs(x)
@@ -203,7 +213,7 @@ def result_dtype(op: str, dtype: nd.DType, device: nd.Device, table: dict[str, A
 def reference(op: str, table: dict[str, Any], result: nd.DType, *args: Any) -> tuple[np.ndarray, bool]:
     """NumPy's answer as an array of ``result``'s dtype, and whether to compare exactly."""
     fn, _, _, exact = table[op]
-    fn = {"sign": _sign, "floor_divide": _floor_divide}.get(op, fn)
+    fn = {"sign": _sign, "floor_divide": _floor_divide, "pow": _pow}.get(op, fn)
     args = tuple(np.asarray(a) for a in args)
     compute = args[0].dtype
     if compute.kind == "c" and op in ("abs", "sign"):
@@ -650,6 +660,24 @@ def test_signed_zero_and_specials(device: nd.Device) -> None:
             prod, quot = np.multiply(v, t.type(-0.0)), np.divide(t.type(1.0), v[:2])
         h.assert_same(nd.multiply(x, -0.0), prod, dtype, exact=True, signed_zeros=True)
         h.assert_same(nd.divide(1.0, x[:2]), quot, dtype, exact=True)
+
+
+def test_pow_special_cases(device: nd.Device) -> None:
+    """The standard's pow special cases in every float dtype, as 0-d, 1-d and scalar exponents:
+    (-inf) ** 0.5 is +inf and (-0) ** 0.5 is +0 (NumPy's sqrt shortcut gives nan and -0)."""
+    xs = [-math.inf, -0.0, 0.0, math.inf, -2.0, 2.0, math.nan, 1.0, -1.0]
+    ys = [0.5, 2.0, 3.0, -0.5, -3.0, 0.0, math.inf, -math.inf, math.nan]
+    for dtype in h.supported(device, ("float",)):
+        t = h.np_dtype(dtype)
+        for xv in xs:
+            for yv in ys:
+                with np.errstate(all="ignore"):
+                    want = _pow(np.array([xv], np.float64), np.array([yv], np.float64)).astype(t)
+                x0, y0 = nd.asarray(xv, dtype=dtype, device=device), nd.asarray(yv, dtype=dtype, device=device)
+                for label, got in (("0-d", x0 ** y0), ("1-d", nd.reshape(x0, (1,)) ** nd.reshape(y0, (1,))),
+                                   ("scalar", x0 ** yv)):  # fmt: skip
+                    h.assert_same(nd.reshape(got, (1,)), want, dtype, exact=True, signed_zeros=True,
+                                  msg=f"pow({xv}, {yv}) in {dtype.name}, {label}: ")  # fmt: skip
 
 
 def test_clip(device: nd.Device) -> None:
