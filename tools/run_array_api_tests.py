@@ -10,10 +10,16 @@ hypothesis seed, ``--max-examples=20`` and the committed xfails file ``tools/arr
     python tools/run_array_api_tests.py /path/to/array-api-tests
     python tools/run_array_api_tests.py /path/to/array-api-tests --device cpu --version 2025.12
     python tools/run_array_api_tests.py /path/to/array-api-tests -- array_api_tests/test_linalg.py -x
+    python tools/run_array_api_tests.py build/array-api-tests --clone --device cpu   # what .ci/run does
+
+``--clone`` makes the checkout first when the path holds none: the suite and its spec submodule
+at the commits pinned below (the ones the xfails files were written against), then the suite's
+own requirements into this environment.
 
 Prints passed / failed / total and the pass percentage, where total counts every
 collected test (passed, failed, errored, skipped, xfailed, xpassed) and only
-passed + xpassed count as passing.
+passed + xpassed count as passing. Exits with 1 when any test failed or errored (an xfail
+that fails is not a failure), so CI fails on anything the xfails file does not list.
 """
 
 from __future__ import annotations
@@ -28,11 +34,16 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_XFAILS = HERE / "array-api-xfails.txt"
+SUITE_URL = "https://github.com/data-apis/array-api-tests"
+SUITE_COMMIT = "55fcc60179efa2680ddd6cd926ddf17b83530e2b"  # main of 2026-04-03: tests 2024.12 and 2025.12
+SPEC_COMMIT = "5f847a3858875c682ae901aa22b0413bf24be9da"  # its array-api submodule
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("checkout", type=Path, help="path to a checkout of data-apis/array-api-tests")
+    p.add_argument("--clone", action="store_true",
+                   help=f"clone {SUITE_URL} at {SUITE_COMMIT} into CHECKOUT if it holds none")  # fmt: skip
     p.add_argument("--device", default="numpy", help="NDPLANE_DEVICE for the run (default: numpy)")
     p.add_argument("--version", default="2024.12", help="ARRAY_API_TESTS_VERSION (default: 2024.12)")
     p.add_argument("--max-examples", type=int, default=20, help="hypothesis examples per test (default: 20)")
@@ -75,9 +86,24 @@ def count(junit: Path) -> dict[str, int]:
     return tally
 
 
+def clone(checkout: Path) -> None:
+    """The suite at SUITE_COMMIT with its spec submodule, and its requirements installed."""
+    def git(*argv: str) -> None:
+        subprocess.run(["git", *argv], check=True, timeout=600)
+
+    git("clone", "--quiet", SUITE_URL, str(checkout))
+    git("-C", str(checkout), "checkout", "--quiet", SUITE_COMMIT)
+    git("-C", str(checkout), "submodule", "update", "--init", "--quiet")
+    git("-C", str(checkout / "array-api"), "checkout", "--quiet", SPEC_COMMIT)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "-r", str(checkout / "requirements.txt")],
+                   check=True)  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     checkout = args.checkout.resolve()
+    if args.clone and not (checkout / "array_api_tests").is_dir():
+        clone(checkout)
     spec = checkout / "array-api" / "spec" / args.version
     if not (checkout / "array_api_tests").is_dir():
         sys.exit(f"{checkout}: not a checkout of data-apis/array-api-tests (no array_api_tests/).")
@@ -118,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
         f"passed {passed}, failed {t['failed'] + t['error']}, xfailed {t['xfailed']}, "
         f"skipped {t['skipped']}, total {total}: {pct:.2f}% passed"
     )
-    return 0 if rc in (0, 1) else rc
+    if rc not in (0, 1):
+        return rc  # interrupted, an internal error, a usage error: pytest's own status
+    return 1 if t["failed"] or t["error"] else 0
 
 
 if __name__ == "__main__":
