@@ -177,12 +177,17 @@ def empty(shape: tuple[int, ...], dtype: _dtypes.DType, device: Device, name: st
     backend = check_dtype(device, dtype, name)
     size = _layout.prod(shape)
     nbytes = size * dtype.itemsize
+    if nbytes > _layout.INDEX_MAX or not size:
+        _layout.check_size(shape, size, dtype.itemsize, name)
     storage = Storage(backend.alloc(nbytes), device, backend, nbytes)
     return _new_contiguous(storage, dtype, shape, size)
 
 
-def _out(device: Device, backend: Backend, dtype: _dtypes.DType, shape: tuple[int, ...], size: int) -> Array:
+def _out(device: Device, backend: Backend, dtype: _dtypes.DType, shape: tuple[int, ...], size: int,
+         name: str = "result") -> Array:  # fmt: skip
     nbytes = size * dtype.itemsize
+    if nbytes > _layout.INDEX_MAX or not size:
+        _layout.check_size(shape, size, dtype.itemsize, name)
     return _new_contiguous(Storage(backend.alloc(nbytes), device, backend, nbytes), dtype, shape, size)
 
 
@@ -375,7 +380,7 @@ def fast_binary(op: str, operator: bool = False) -> Callable[[Any, Any], Any]:
                     if "strided" not in backend.capabilities:
                         return slow(op, a, b)
                     shape = ra.shape if ra.shape == rb.shape else broadcast_shapes(ra.shape, rb.shape, name=op)
-                    out = _out(dev, backend, p[2], shape, _layout.prod(shape))
+                    out = _out(dev, backend, p[2], shape, _layout.prod(shape), op)
                     if out._ref.size:
                         backend.binary(op, _broadcast_ref(ra, shape, op), _broadcast_ref(rb, shape, op), out._ref)
                     return out
@@ -467,7 +472,7 @@ def _binary(op: str, a: Any, b: Any) -> Array:
     else:
         shape = _layout.broadcast_shapes(ra.shape, rb.shape, name=op)
     backend = dev.backend
-    out = _out(dev, backend, result, shape, _layout.prod(shape))
+    out = _out(dev, backend, result, shape, _layout.prod(shape), op)
     if out._ref.size:
         keep: list[Array] = []
         xa = a if ra is None else operand(a, shape, backend, op, keep)
@@ -527,7 +532,7 @@ def where(cond: Array, a: Array, b: Array) -> Array:
     b = b if b.dtype is dt else cast(b, dt)
     shape = _layout.broadcast_shapes(cond.shape, a.shape, b.shape, name="where")
     backend = check_dtype(dev, dt, "where")
-    out = _out(dev, backend, dt, shape, _layout.prod(shape))
+    out = _out(dev, backend, dt, shape, _layout.prod(shape), "where")
     if out.size:
         path = _kernel_path(backend, "where", dt)
         keep: list[Array] = []
@@ -641,7 +646,7 @@ def matmul3(a: Array, ra: Ref, b: Array, rb: Ref, shape: tuple[int, ...]) -> Arr
     path, compute, result = plan(dev, "matmul", ra.dtype)
     backend = st.backend
     size = batch * m * n
-    out = _out(dev, backend, result, shape, size)
+    out = _out(dev, backend, result, shape, size, "matmul")
     if size:
         oref = Ref(out._ref.buffer, result, (batch, m, n), (m * n, n, 1), 0, size, True)
         if k == 0:
@@ -806,7 +811,7 @@ def linalg(op: str, inputs: tuple[Array, ...],
     for _, dt in outputs:
         check_dtype(dev, dt, op)
     keep = [compact(x) for x in inputs]
-    outs = tuple(_out(dev, backend, dt, shape, _layout.prod(shape)) for shape, dt in outputs)
+    outs = tuple(_out(dev, backend, dt, shape, _layout.prod(shape), op) for shape, dt in outputs)
     if not any(o.size for o in outs):
         return outs
     refs = tuple(x._ref for x in keep)
@@ -827,7 +832,7 @@ def fft(op: str, x: Array, shape: tuple[int, ...], dtype: _dtypes.DType, norm: s
     array of ``shape`` (..., K) and ``dtype``, natively or through the host fallback."""
     dev = x._storage.device
     backend = check_dtype(dev, dtype, op)
-    out = _out(dev, backend, dtype, shape, _layout.prod(shape))
+    out = _out(dev, backend, dtype, shape, _layout.prod(shape), op)
     if out.size and x.size:
         *lead, n = x.shape
         m = _layout.prod(lead)

@@ -43,6 +43,25 @@ def _memo(fn: Any) -> Any:
 
 _STRIDES_CACHE: dict[Shape, Strides] = {}
 
+# The index range: the most bytes one array may span, so that every element count, byte
+# offset and byte stride fits the signed 64-bit index of every backend (NumPy's intp, C++'s
+# ptrdiff_t). The core checks it before any backend sees a shape (check_size).
+INDEX_MAX = 2**63 - 1
+
+
+def check_size(shape: Shape, size: int, itemsize: int, name: str) -> None:
+    """Raise ValueError when an array of ``shape`` (``size`` elements of ``itemsize`` bytes)
+    would not fit the index range; as a contiguous array, even if it is a view (an empty one
+    counts its non-zero sides, which its strides multiply)."""
+    if size * itemsize <= INDEX_MAX and (size or prod(max(n, 1) for n in shape) * itemsize <= INDEX_MAX):
+        return
+    raise ValueError(
+        f"{name}: an array of shape {shape} with {itemsize}-byte elements would span "
+        f"{prod(max(n, 1) for n in shape) * itemsize} bytes, past the index range of 2**63 - 1 "
+        f"bytes that every device addresses; use smaller shapes."
+    )
+
+
 
 def contiguous_strides(shape: Shape) -> Strides:
     s = _STRIDES_CACHE.get(shape)
@@ -292,7 +311,10 @@ def basic_index(
     if type(key) is slice and shape:  # the common x[a:b:c]: straight to the answer
         start, stop, step = key.indices(shape[0])
         n = len(range(start, stop, step))
-        return (n,) + shape[1:], (strides[0] * step,) + strides[1:], offset + start * strides[0] if n else offset
+        # NOTE: a side of length <= 1 keeps the axis' stride, not step * stride: ones(5)[::2**62]
+        # is one element, and a stride past the index range would overflow a backend's bytes.
+        stride = strides[0] * step if n > 1 else strides[0]
+        return (n,) + shape[1:], (stride,) + strides[1:], offset + start * strides[0] if n else offset
     if not isinstance(key, tuple):
         key = (key,)
     n_ellipsis = sum(1 for k in key if k is Ellipsis)
@@ -322,7 +344,7 @@ def basic_index(
             if n:
                 offset += start * strides[dim]
             out_shape.append(n)
-            out_strides.append(strides[dim] * step)
+            out_strides.append(strides[dim] * step if n > 1 else strides[dim])
             dim += 1
         else:
             try:

@@ -36,6 +36,8 @@ def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> A
     new_shape = _layout.resolve_shape(
         (shape,) if isinstance(shape, int) else shape, r.size, "reshape"
     )
+    if not r.size:  # NOTE: an empty array takes any shape with a zero side; its others must fit
+        _layout.check_size(new_shape, 0, r.dtype.itemsize, "reshape")
     strides = None if copy else _layout.reshape_strides(r.shape, r.strides, new_shape)
     if strides is not None:
         out = view_as(x, new_shape, strides, r.offset)
@@ -106,6 +108,7 @@ def broadcast_to(x: Array, /, shape: Sequence[int]) -> Array:
     shape = tuple(operator.index(n) for n in shape)
     if _layout.broadcast_shapes(r.shape, shape, name="broadcast_to") != shape:
         raise ValueError(f"broadcast_to: cannot broadcast shape {r.shape} to {shape}.")
+    _layout.check_size(shape, _layout.prod(shape), r.dtype.itemsize, "broadcast_to")
     out = view_as(x, shape, _layout.broadcast_strides(r.shape, r.strides, shape, "broadcast_to"), r.offset)
     return _recorded("broadcast_to", out, x, r.shape)
 

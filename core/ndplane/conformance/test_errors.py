@@ -33,6 +33,53 @@ def test_shape_mismatch(device: nd.Device) -> None:
     _raises_before_kernels(device, ValueError, "broadcast", lambda: nd.broadcast_to(a, (2, 4)))
 
 
+_PAST_RANGE = r"would span \d+ bytes, past the index range of 2\*\*63 - 1 bytes"
+
+
+def test_sizes_past_the_index_range(device: nd.Device) -> None:
+    """Shapes whose contiguous bytes do not fit a signed 64-bit index raise one ValueError from
+    the core, before any backend call (alloc included), on every device alike: creation, views
+    (broadcast, reshape of an empty array) and results that broadcast."""
+    dt = h.default(device, "real floating")
+    one, empty = nd.ones((1, 1), dtype=dt, device=device), nd.zeros((0,), dtype=dt, device=device)
+    big = 2**31 if dt.itemsize >= 2 else 2**32
+    cases: list[tuple[str, Callable[[], Any]]] = [
+        ("zeros", lambda: nd.zeros((2**40, 2**40), dtype=dt, device=device)),
+        ("empty", lambda: nd.empty((2**63 // dt.itemsize + 1,), dtype=dt, device=device)),
+        ("zeros", lambda: nd.zeros((0, 2**70), dtype=dt, device=device)),
+        ("full", lambda: nd.full((2**33, 2**33), 1.0, dtype=dt, device=device)),
+        ("broadcast_to", lambda: nd.broadcast_to(one, (big, big))),
+        ("reshape", lambda: nd.reshape(empty, (0, 2**62))),
+        ("add", lambda: nd.broadcast_to(one, (big, 1)) + nd.broadcast_to(one, (1, big))),
+    ]
+    for name, fn in cases:
+        with h.KernelSpy(device) as spy, pytest.raises(ValueError, match=f"^{name}: .*{_PAST_RANGE}"):
+            fn()
+        assert not spy.calls, f"{name}: the backend was called before the size error: {spy.calls}"
+
+
+def test_huge_steps_are_valid_slices(device: nd.Device) -> None:
+    """A step far past the array is a valid one-element slice (its stride never reaches a
+    backend as bytes past the index range)."""
+    dt = h.default(device, "real floating")
+    v = np.arange(6, dtype=h.np_dtype(dt))
+    x = nd.asarray(v[:5], device=device)
+    for key in (slice(None, None, 2**62), slice(None, None, -(2**62)), slice(1, None, 2**63 + 5)):
+        h.assert_same(x[key], v[:5][key], dt, exact=True)
+        h.assert_same(x[key] + 1, v[:5][key] + 1, dt, exact=True)
+    m = nd.reshape(nd.asarray(v, device=device), (2, 3))
+    h.assert_same(m[::2**62, ::2**40], v.reshape(2, 3)[::2**62, ::2**40], dt, exact=True)
+
+
+def test_past_the_device_memory(device: nd.Device) -> None:
+    """Within the index range but past the device's memory: OutOfMemoryError (a MemoryError)
+    naming the device and the bytes."""
+    dt = h.default(device, "real floating")
+    n = 2**42 // dt.itemsize  # 4 TiB
+    with pytest.raises(nd.OutOfMemoryError, match=rf"{device}.*{n * dt.itemsize} bytes"):
+        nd.empty((n,), dtype=dt, device=device)
+
+
 def test_bad_axis(device: nd.Device) -> None:
     a = nd.zeros((2, 3), device=device)
     zero = nd.asarray([0], device=device)
