@@ -246,3 +246,19 @@ def test_one_node_losses_and_layers_differentiate_twice(loss: str, hvp_check) ->
         "linear": lambda a: nd.sum(F.linear(a, w, None) ** 3), "relu": lambda a: nd.sum(F.relu(a) ** 3),
     }[loss]  # fmt: skip
     hvp_check(f, x, seed=16)
+
+
+def test_batch_norm_any_spatial_rank() -> None:
+    """(N, C), (N, C, L) and (N, C, H, W): statistics over every axis but the channels."""
+    rng = np.random.default_rng(0)
+    for shape in ((6, 3), (4, 3, 5), (4, 3, 2, 5)):
+        v = rng.standard_normal(shape)
+        axes = (0, *range(2, len(shape)))
+        bshape = (1, 3) + (1,) * (len(shape) - 2)
+        w, b = rng.standard_normal(3), rng.standard_normal(3)
+        want = (v - v.mean(axis=axes, keepdims=True)) / np.sqrt(v.var(axis=axes, keepdims=True) + 1e-5)
+        want = want * w.reshape(bshape) + b.reshape(bshape)
+        got = F.batch_norm(nd.asarray(v), None, None, nd.asarray(w), nd.asarray(b), training=True)
+        np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="batch_norm"):
+        F.batch_norm(nd.ones((3,)), None, None, training=True)

@@ -528,10 +528,10 @@ def where(cond: Array, a: Array, b: Array) -> Array:
     if cond.dtype is not _dtypes.bool:
         raise TypeError(f"where: condition must be a bool array; got {cond.dtype.name}.")
     dt = _dtypes.promote(a.dtype, b.dtype, "where")
+    backend = check_dtype(dev, dt, "where")  # NOTE: before the casts, so the error names where
+    shape = _layout.broadcast_shapes(cond.shape, a.shape, b.shape, name="where")
     a = a if a.dtype is dt else cast(a, dt)
     b = b if b.dtype is dt else cast(b, dt)
-    shape = _layout.broadcast_shapes(cond.shape, a.shape, b.shape, name="where")
-    backend = check_dtype(dev, dt, "where")
     out = _out(dev, backend, dt, shape, _layout.prod(shape), "where")
     if out.size:
         path = _kernel_path(backend, "where", dt)

@@ -310,3 +310,96 @@ def test_namespace_info(device: nd.Device) -> None:
     for name, dt in info.dtypes(device=device, kind=("bool", "real floating")).items():
         assert dt.kind in ("bool", "float") and dtypes[name] is dt
     assert all(d in nd.devices() for d in info.devices())
+
+
+@h.hyp()
+@given(data=st.data())
+def test_broadcast_arrays(device: nd.Device, data: st.DataObject) -> None:
+    """Views of every input at the common shape, sharing the inputs' storage."""
+    shape = data.draw(h.shapes(max_dims=3), label="shape")
+    s1, s2 = data.draw(h.mutually_broadcastable(shape))
+    dtype = data.draw(st.sampled_from(h.supported(device)), label="dtype")
+    a, b = (data.draw(h.arrays(device, dtype, s), label=f"x{i}") for i, s in enumerate((s1, s2)))
+    out = nd.broadcast_arrays(a.x, b.x)
+    for got, x, want in zip(out, (a.x, b.x), np.broadcast_arrays(a.ref, b.ref)):
+        h.assert_same(got, want, dtype, exact=True)
+        assert got._storage is x._storage, "broadcast_arrays must return views"
+
+
+def test_can_cast_and_isdtype(device: nd.Device) -> None:
+    """The dtype functions over every pair of the device's dtypes, against the standard's rules."""
+    kinds = {"bool": "bool", "int": "signed integer", "uint": "unsigned integer",
+             "float": "real floating", "complex": "complex floating"}  # fmt: skip
+    ds = h.supported(device)
+    for a in ds:
+        x = nd.zeros((2,), dtype=a, device=device)
+        for b in ds:
+            assert nd.can_cast(a, b) is nd.can_cast(x, b) is (h.promotes(a, b) and nd.result_type(a, b) is b)
+        assert nd.isdtype(a, kinds[a.kind])
+        assert nd.isdtype(a, "numeric") is (a.kind != "bool")
+        assert nd.isdtype(a, "integral") is (a.kind in ("int", "uint"))
+        assert nd.isdtype(a, ("bool", a)) and not nd.isdtype(a, tuple(d for d in ds if d is not a))
+
+
+def test_default_device_and_grad_modes(device: nd.Device) -> None:
+    """``default_device`` makes creation land on ``device``; ``no_grad`` records nothing there
+    and ``enable_grad`` inside it records again."""
+    with nd.default_device(device):
+        assert nd.get_default_device() == device
+        x = nd.ones((3,), dtype=h.default(device, "real floating"))
+    assert x.device == device
+    x.requires_grad = True
+    with nd.no_grad():
+        assert not (x * 2).requires_grad
+        with nd.enable_grad():
+            y = (x * 2).sum()
+    y.backward()
+    h.assert_same(x.grad, np.full(3, 2.0), x.dtype)
+
+
+def test_fallback_mode(device: nd.Device) -> None:
+    """Inside ``fallback_mode("error")`` nothing falls back silently: every native op still runs,
+    and an op the backend lacks raises FallbackError naming it; the mode is restored on exit."""
+    x = nd.asarray(np.arange(4), dtype=h.default(device, "integral"), device=device)
+    with nd.fallback_mode("error"):
+        try:
+            total = int(nd.sum(x))
+        except nd.FallbackError as e:
+            assert "sum" in str(e)
+        else:
+            assert total == 6
+    with nd.fallback_mode("allow"):
+        assert int(nd.sum(x)) == 6
+    with pytest.raises(ValueError, match="fallback_mode"):
+        with nd.fallback_mode("sometimes"):
+            pass
+
+
+def test_python_conversions(device: nd.Device) -> None:
+    """``bool``/``int``/``float``/``complex``/``operator.index`` of one-element arrays, ``len``,
+    iteration, ``__array__`` (host devices) and ``__array_namespace__`` on every dtype."""
+    import operator
+
+    for dtype in h.supported(device):
+        v = np.array([[3]], h.np_dtype(dtype))
+        three = 1 if dtype.kind == "bool" else 3
+        x = nd.asarray(v, device=device)
+        assert bool(x) is True and len(x) == 1 and [r.shape for r in x] == [(1,)]
+        if dtype.kind != "complex":
+            assert int(x) == three and float(x) == three
+        assert complex(x) == three
+        if dtype.kind in ("int", "uint"):
+            assert operator.index(x) == three
+        else:
+            with pytest.raises(TypeError):
+                operator.index(x)
+        with pytest.raises(TypeError):
+            int(nd.zeros((2,), dtype=dtype, device=device))
+        assert x.__array_namespace__() is nd
+        if "host" in device.backend.capabilities:
+            np.testing.assert_array_equal(np.asarray(x), v)
+        else:
+            with pytest.raises(TypeError, match="to_device|to_numpy"):
+                np.asarray(x)
+    with pytest.raises(TypeError):
+        len(nd.zeros((), device=device, dtype=h.supported(device)[0]))

@@ -1,4 +1,4 @@
-"""Gradients on every backend agree with the numpy reference backend.
+"""Values and gradients on every backend agree with the numpy reference backend.
 
 Autograd rules are written with core ops, so a backend gets gradients without
 writing a backward kernel; these tests hold each backend's kernels to giving
@@ -41,6 +41,21 @@ def _qr_loss(x: nd.Array) -> nd.Array:
     q, r = nd.linalg.qr(x)
     return nd.sum(q * q * _ramp(x, q.shape[-1])) + nd.sum(r * r * _ramp(x, r.shape[-1]))
 
+def _losses(y: nd.Array) -> nd.Array:
+    dev, index = y.device, y.device.backend.default_dtypes["indexing"]
+    labels = nd.asarray([0, 4, 1, 2], dtype=index, device=dev)
+    target = nd.astype(F.one_hot(labels, 5, dtype=nd.float32) > 0, nd.float32)
+    return (F.mse_loss(y, target) + F.binary_cross_entropy_with_logits(y, target, reduction="sum")
+            + F.nll_loss(F.log_softmax(y), labels) + F.mse_loss(y, target * 2, reduction="none")[1, 2])  # fmt: skip
+
+
+def _embedding_dropout(w: nd.Array) -> nd.Array:
+    dev, index = w.device, w.device.backend.default_dtypes["indexing"]
+    e = F.embedding(nd.asarray([[5, 0], [2, 2]], dtype=index, device=dev), w)
+    kept = F.dropout(e, 0.5, generator=nd.random.default_rng(3, device=dev))  # the same stream everywhere
+    return nd.sum(kept * e) + nd.sum(F.dropout(e, 0.5, training=False))
+
+
 CASES: dict[str, tuple[list[tuple[int, ...]], Loss]] = {
     "elementwise": ([(3, 4), (4,)], lambda t: nd.sum(nd.tanh(t[0] * t[1]) + nd.exp(t[0] / 4) - t[1] ** 2)),
     "broadcast+where": ([(3, 1), (1, 4)], lambda t: nd.sum(nd.where(t[0] > t[1], t[0] - t[1], t[0] * t[1]))),
@@ -55,6 +70,15 @@ CASES: dict[str, tuple[list[tuple[int, ...]], Loss]] = {
                                                                          dtype=t[0].device.backend.default_dtypes["indexing"]))),
     "layer_norm": ([(3, 8), (8,)], lambda t: nd.sum(F.layer_norm(t[0], 8, t[1]) ** 3)),
     "conv": ([(1, 2, 5, 5), (3, 2, 3, 3)], lambda t: nd.sum(F.max_pool2d(F.conv2d(t[0], t[1], padding=1), 2) ** 2)),
+    "nn:activations": ([(3, 5)], lambda t: nd.sum(F.relu(t[0]) * _ramp(t[0], 5) + F.gelu(t[0]) + F.sigmoid(t[0]) ** 2
+                                                  + F.gelu(t[0], approximate="tanh") * F.log_softmax(t[0], axis=0))
+                       + nd.sum(F.logsumexp(t[0], axis=1, keepdims=True) * t[0])),
+    "nn:linear+losses": ([(4, 3), (5, 3), (5,)], lambda t: _losses(F.linear(t[0], t[1], t[2]))),
+    "nn:pooling": ([(2, 3, 5, 5)], lambda t: nd.sum(F.avg_pool2d(F.pad2d(t[0], 1), 2) ** 2)
+                   + nd.sum(F.unfold2d(t[0], (2, 3), (2, 1)) * F.unfold2d(t[0] ** 2, (2, 3), (2, 1)))),
+    "nn:batch_norm": ([(4, 3, 2, 2), (3,), (3,)], lambda t: nd.sum(F.batch_norm(t[0], None, None, t[1], t[2],
+                                                                                 training=True) ** 3)),
+    "nn:embedding+dropout": ([(6, 3)], lambda t: _embedding_dropout(t[0])),
     "linalg:cholesky": ([(2, 3, 3)], lambda t: nd.sum(nd.linalg.cholesky(_spd(t[0])) * _ramp(t[0], 3))),
     "linalg:eigh": ([(2, 3, 3)], lambda t: _eigh_loss(t[0])),
     "linalg:svd": ([(2, 4, 3)], lambda t: _svd_loss(t[0]) + _svd_loss(t[0].mT)),
@@ -68,11 +92,13 @@ CASES: dict[str, tuple[list[tuple[int, ...]], Loss]] = {
 
 
 def _grads(device: nd.Device | str, shapes: list[tuple[int, ...]], loss: Loss) -> list[np.ndarray]:
+    """The loss value, then the gradient of each input."""
     rng = np.random.default_rng(7)
     inputs = [nd.asarray(rng.standard_normal(s).astype(np.float32), device=device, requires_grad=True)
               for s in shapes]  # fmt: skip
-    loss(inputs).backward()
-    return [x.grad.to_numpy() for x in inputs]
+    value = loss(inputs)
+    value.backward()
+    return [value.to_numpy()] + [x.grad.to_numpy() for x in inputs]
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

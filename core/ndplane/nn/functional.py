@@ -194,9 +194,11 @@ def layer_norm(x: Array, normalized_shape: tuple[int, ...] | int, weight: Array 
 def batch_norm(x: Array, running_mean: Array | None, running_var: Array | None, weight: Array | None = None,
                bias: Array | None = None, training: bool = False, momentum: float = 0.1,
                eps: float = 1e-5) -> Array:  # fmt: skip
-    """Batch normalisation over axis 0 (and the spatial axes of (N, C, L))."""
-    axes = (0,) if x.ndim == 2 else (0, 2)
-    shape = (1, x.shape[1]) if x.ndim == 2 else (1, x.shape[1], 1)
+    """Batch normalisation of (N, C, *spatial) over every axis but the channels (axis 1)."""
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: x must be (N, C) or (N, C, *spatial); got shape {x.shape}.")
+    axes = (0, *range(2, x.ndim))
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     if training:
         mean = nd.mean(x, axis=axes)
         var = nd.var(x, axis=axes)
