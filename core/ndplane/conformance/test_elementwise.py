@@ -601,6 +601,47 @@ def test_inplace_every_dtype_pair(device: nd.Device, dunder: str, road: str) -> 
         pytest.skip(f"{device} has no dtype {op} accepts in place")
 
 
+@pytest.mark.parametrize("op", sorted(BINARY))
+def test_binary_every_dtype_pair(device: nd.Device, op: str) -> None:
+    """Every binary function on every pair of supported dtypes it accepts that promotes, on
+    three roads through the dispatcher: same-shape contiguous operands (the fast path), a
+    broadcast row with a transposed view (strided operands), and the operator or the reflected
+    operator where one exists -- NumPy's answer computed in the promoted dtype."""
+    kinds = BINARY[op][1]
+    dunder = next((d for d, (o, _) in OPERATORS.items() if o == op), None)
+    ds = [d for d in h.supported(device) if _accepts(kinds, d)]
+    checked = 0
+    for da in ds:
+        for db in ds:
+            if not h.promotes(da, db):
+                continue
+            promoted = nd.result_type(da, db)
+            result = result_dtype(op, promoted, device, BINARY)
+            if promoted not in device.backend.dtypes or result not in device.backend.dtypes:
+                continue
+            if op in ("less", "greater_equal", "maximum", "minimum") and "complex" in (da.kind, db.kind):
+                continue
+            xv, yv = _X_SMALL.astype(h.np_dtype(da)), _Y_SMALL.astype(h.np_dtype(db))
+            pt = h.np_dtype(promoted)
+            expected, exact = reference(op, BINARY, result, xv.astype(pt), yv.astype(pt))
+            label = f"{op}({da.name}, {db.name})"
+            x = nd.asarray(xv, device=device)
+            y_full = nd.asarray(np.broadcast_to(yv, xv.shape).copy(), device=device)
+            h.assert_same(_call(op, x, y_full), expected, result, exact=exact, msg=f"{label}, contiguous: ")
+            xt = nd.asarray(xv.T.copy(), device=device).T
+            h.assert_same(_call(op, xt, nd.asarray(yv, device=device)), expected, result, exact=exact,
+                          msg=f"{label}, strided and broadcast: ")  # fmt: skip
+            if dunder is not None:
+                fn = OPERATORS[dunder][1]
+                h.assert_same(fn(x, y_full), expected, result, exact=exact, msg=f"{label}, {dunder}: ")
+                back, _ = reference(op, BINARY, result, yv.astype(pt), xv.astype(pt))
+                h.assert_same(fn(nd.asarray(yv, device=device), xt), back, result, exact=exact,
+                              msg=f"{label}, {dunder} with the operands swapped: ")  # fmt: skip
+            checked += 1
+    if not checked:
+        pytest.skip(f"{device} has no dtype pair {op} accepts")
+
+
 def test_inplace_rejects_broadcasting_the_target(device: nd.Device) -> None:
     x = nd.zeros((3,), device=device)
     with pytest.raises(ValueError):
