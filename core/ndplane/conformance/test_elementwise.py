@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ndplane as nd
+from ndplane import _dispatch
 from ndplane.conformance import _helpers as h
 
 NUM = ("int", "uint", "float", "complex")
@@ -640,6 +641,40 @@ def test_binary_every_dtype_pair(device: nd.Device, op: str) -> None:
             checked += 1
     if not checked:
         pytest.skip(f"{device} has no dtype pair {op} accepts")
+
+
+_ROAD_PATHS = {"decomposition": _dispatch.DECOMPOSE, "host fallback": _dispatch.HOST}
+
+
+@pytest.mark.parametrize("road", sorted(_ROAD_PATHS))
+@pytest.mark.parametrize("op", sorted(set(UNARY) | set(BINARY)))
+def test_every_road(device: nd.Device, op: str, road: str) -> None:
+    """Each elementwise op through the roads a backend may not take by itself: the core's
+    decomposition (where the op has one) and the host fallback, forced through the device's
+    plan cache, on contiguous and transposed operands -- the same answers as NumPy's."""
+    if road == "decomposition" and op not in _dispatch.DECOMPOSITIONS:
+        pytest.skip(f"{op} has no decomposition")
+    table = UNARY if op in UNARY else BINARY
+    rng = np.random.default_rng(5)
+    dtypes = _accepted(device, op, table)
+    if not dtypes:
+        pytest.skip(f"{device} supports no dtype {op} accepts")
+    try:
+        for dtype in dtypes:
+            result = result_dtype(op, dtype, device, table)
+            args = [operand_values(op, dtype, i).sample(rng, dtype, (4, 3)) for i in range(1 + (table is BINARY))]
+            expected, exact = reference(op, table, result, *args)
+            device._plans.clear()
+            path, compute, res = _dispatch.plan(device, op, dtype)
+            device._plans[(op, dtype)] = (_ROAD_PATHS[road], compute, res)
+            with nd.fallback_mode("allow"):
+                for layout in ("contiguous", "transposed"):
+                    xs = [nd.asarray(a, device=device) if layout == "contiguous"
+                          else nd.asarray(a.T.copy(), device=device).T for a in args]  # fmt: skip
+                    h.assert_same(_call(op, *xs), expected, result, exact=exact,
+                                  signed_zeros=_signed_zeros(op, dtype), msg=f"{op}({dtype.name}) by {road}, {layout}: ")  # fmt: skip
+    finally:
+        device._plans.clear()
 
 
 def test_inplace_rejects_broadcasting_the_target(device: nd.Device) -> None:
