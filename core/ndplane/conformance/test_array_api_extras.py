@@ -399,7 +399,7 @@ def test_python_conversions(device: nd.Device) -> None:
         if "host" in device.backend.capabilities:
             np.testing.assert_array_equal(np.asarray(x), v)
         else:
-            with pytest.raises(TypeError, match="to_device|to_numpy"):
+            with pytest.raises(TypeError, match=r"to_device|to_numpy"):
                 np.asarray(x)
     with pytest.raises(TypeError):
         len(nd.zeros((), device=device, dtype=h.supported(device)[0]))

@@ -665,7 +665,7 @@ def test_every_road(device: nd.Device, op: str, road: str) -> None:
             args = [operand_values(op, dtype, i).sample(rng, dtype, (4, 3)) for i in range(1 + (table is BINARY))]
             expected, exact = reference(op, table, result, *args)
             device._plans.clear()
-            path, compute, res = _dispatch.plan(device, op, dtype)
+            _, compute, res = _dispatch.plan(device, op, dtype)
             device._plans[(op, dtype)] = (_ROAD_PATHS[road], compute, res)
             with nd.fallback_mode("allow"):
                 for layout in ("contiguous", "transposed"):
