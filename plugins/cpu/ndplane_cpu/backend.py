@@ -15,20 +15,19 @@ import numpy as np
 
 import ndplane
 from ndplane.backend import (
-    ALL_OPS,
-    BINARY_OPS,
     HOST_RESIDENT,
     INPLACE,
     STRIDED,
-    UNARY_OPS,
     Backend,
     BackendSpec,
     Ref,
     hookimpl,
 )
-from ndplane.backend.ops import FFT, FFT_OPS, FUSED_OPS, LINALG, LINALG_OPS
+from ndplane.backend.ops import FFT, LINALG
 
 _M64 = (1 << 64) - 1
+# The single-kernel methods of the protocol this adapter implements below.
+_KERNEL_OPS = frozenset({"where", "cast", "matmul", "take", "scatter_add", "sort", "random_bits"})
 _DEFAULTS = {
     "real floating": ndplane.float64, "complex floating": ndplane.complex128,
     "integral": ndplane.int64, "indexing": ndplane.int64,
@@ -52,9 +51,12 @@ def _make_backend_class() -> type[Backend]:
     table = native.op_dtypes()
     support = {op: frozenset(by_name[n] for n in names)
                for kind in ("unary", "binary") for op, names in table[kind].items()}  # fmt: skip
-    assert set(support) == UNARY_OPS | BINARY_OPS, "native op table out of date"
     lapack = frozenset({ndplane.float32, ndplane.float64, ndplane.complex64, ndplane.complex128})
-    support.update({op: lapack for op in LINALG_OPS | FFT_OPS})
+    support.update({op: lapack for op in (*table["linalg"], *table["fft"])})
+    # NOTE: the ops this build has, from its own tables -- never the core's lists, so a newer
+    # core's ops reach this backend as decompositions or host fallbacks, not as claims.
+    native_ops = frozenset(support) | frozenset(table["reduce"]) | frozenset(table["scan"]) | _KERNEL_OPS
+    _capabilities = {STRIDED, INPLACE, HOST_RESIDENT, LINALG, FFT} | {f"fused:{op}" for op in table["fused"]}
 
     class CpuBackend(Backend):
         """C++ kernels for every primitive and dtype; strided; buffers in host memory; LAPACK linalg and FFT."""
@@ -64,8 +66,8 @@ def _make_backend_class() -> type[Backend]:
         default_dtypes = _DEFAULTS
         # NOTE: INPLACE: every elementwise loop reads element i of its inputs before it writes
         # element i of out, so out may be an input of the same layout (x += y, no allocation).
-        capabilities = frozenset({STRIDED, INPLACE, HOST_RESIDENT, LINALG, FFT} | {f"fused:{op}" for op in FUSED_OPS})
-        ops = ALL_OPS | LINALG_OPS | FFT_OPS
+        capabilities = frozenset(_capabilities)
+        ops = native_ops
         isa = native.isa()
 
         def __init__(self, index: int = 0) -> None:
@@ -76,7 +78,7 @@ def _make_backend_class() -> type[Backend]:
 
         def supports(self, op: str, dtype: Any) -> bool:
             dtypes = support.get(op)
-            return dtype in dtypes if dtypes is not None else op in ALL_OPS
+            return dtype in dtypes if dtypes is not None else op in native_ops
 
         def memory_stats(self) -> dict[str, int]:
             buffers, nbytes, _cached = native.memory_stats()

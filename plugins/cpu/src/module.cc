@@ -601,6 +601,13 @@ nb::dict op_dtypes() {
     };
     out["unary"] = table(un, ops::NUNARY, [&](int i, int t) { return k.unary[i][t] != nullptr; });
     out["binary"] = table(bn, ops::NBINARY, [&](int i, int t) { return k.binary[i][t] != nullptr; });
+    // The other families by name only (their dtypes are the adapter's to state): the plugin
+    // declares exactly these, so a core that knows more ops never sees them claimed here.
+    for (const OpTable* t : {&g_reduce, &g_scan, &g_fused, &g_linalg, &g_fft}) {
+        nb::list names;
+        for (const auto& [name, code] : t->by_name) names.append(name);
+        out[t->kind] = names;
+    }
     return out;
 }
 
@@ -650,7 +657,9 @@ NB_MODULE(_native, m) {
         Py_XINCREF(cls.ptr());
         g_linalg_error = cls.ptr();
     }, "The exception class raised for singular / non-positive-definite / non-converging input.");
-    m.def("op_dtypes", &op_dtypes, "{'unary': {op: [dtype names]}, 'binary': {...}} of native loops.");
+    m.def("op_dtypes", &op_dtypes,
+          "{'unary': {op: [dtype names]}, 'binary': {...}} of native loops, and the op names of "
+          "'reduce', 'scan', 'fused', 'linalg' and 'fft'.");
     m.def("memory_stats", [] {
         MemoryStats s = memory_stats();
         return std::make_tuple(s.buffers, s.bytes, s.cached_bytes);

@@ -133,3 +133,23 @@ def test_empty_and_zero_d(h):
     out = h.empty((0, 5), ndplane.float32)
     h.be.binary("add", e, e, out)
     assert h.get(out).shape == (0, 5)
+
+
+def test_declares_the_ops_of_its_own_tables(monkeypatch):
+    """The backend lists the ops its native tables have, not the core's lists: a newer core
+    that knows an op this build lacks gets a backend that does not claim it (the op then runs
+    as a decomposition or a host fallback) instead of an error on first use."""
+    from ndplane.backend import ops as core_ops
+    from ndplane_cpu import backend as cpu
+
+    table = cpu._native().op_dtypes()
+    named = {*table["unary"], *table["binary"], *table["reduce"], *table["scan"], *table["linalg"], *table["fft"]}
+    cls = cpu.backend_class()
+    assert cls.ops == named | cpu._KERNEL_OPS
+    assert {f"fused:{op}" for op in table["fused"]} <= cls.capabilities
+    # A core release with one more unary op and one more linalg op.
+    monkeypatch.setattr(core_ops, "UNARY_OPS", core_ops.UNARY_OPS | {"cbrt_from_the_future"})
+    monkeypatch.setattr(core_ops, "LINALG_OPS", core_ops.LINALG_OPS | {"lstsq_from_the_future"})
+    newer = cpu._make_backend_class()
+    assert newer.ops == cls.ops
+    assert not newer(0).supports("cbrt_from_the_future", ndplane.float64)
