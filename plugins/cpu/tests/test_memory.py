@@ -139,8 +139,9 @@ def test_declares_the_ops_of_its_own_tables(monkeypatch):
     """The backend lists the ops its native tables have, not the core's lists: a newer core
     that knows an op this build lacks gets a backend that does not claim it (the op then runs
     as a decomposition or a host fallback) instead of an error on first use."""
-    from ndplane.backend import ops as core_ops
     from ndplane_cpu import backend as cpu
+
+    from ndplane.backend import ops as core_ops
 
     table = cpu._native().op_dtypes()
     named = {*table["unary"], *table["binary"], *table["reduce"], *table["scan"], *table["linalg"], *table["fft"]}
