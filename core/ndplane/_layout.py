@@ -62,7 +62,6 @@ def check_size(shape: Shape, size: int, itemsize: int, name: str) -> None:
     )
 
 
-
 def contiguous_strides(shape: Shape) -> Strides:
     s = _STRIDES_CACHE.get(shape)
     if s is None:
