@@ -181,3 +181,20 @@ def test_the_contiguous_only_device_refuses_a_strided_compute_operand() -> None:
             backend.unary("negative", bad, out._ref)
     backend.copy(transposed, out._ref)  # copy takes any layout
     np.testing.assert_array_equal(out.to_numpy(), np.arange(6.0).reshape(2, 3).T)
+
+
+def test_one_plan_cache_for_every_primitive() -> None:
+    """Elementwise ops and kernel primitives share each device's plan cache, keyed by
+    (op, dtype): their names must never coincide."""
+    from ndplane.backend import ops
+
+    families = [ops.UNARY_OPS | ops.BINARY_OPS, ops.REDUCE_OPS, ops.SCAN_OPS, ops.KERNEL_OPS, ops.LINALG_OPS,
+                ops.FFT_OPS]  # fmt: skip
+    seen: set[str] = set()
+    for names in families:
+        assert not (names & seen), sorted(names & seen)
+        seen |= names
+    dev = nd.Device("numpy")
+    nd.sum(nd.ones((3,), device=dev))
+    assert dev._plans[("sum", nd.float64)][0] == 0  # native, cached beside the elementwise plans
+    assert not hasattr(_dispatch, "_KERNEL_PATHS")

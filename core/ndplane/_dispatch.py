@@ -128,19 +128,15 @@ def _path(backend: Backend, op: str, dtype: _dtypes.DType) -> int:
     return HOST
 
 
-def _kernel_path(backend: Backend, op: str, dtype: _dtypes.DType) -> int:
-    """Native or host: for primitives that have no decomposition (cached per backend)."""
-    key = (backend, op, dtype)
-    path = _KERNEL_PATHS.get(key)
-    if path is None:
-        if len(_KERNEL_PATHS) >= 4096:  # bounded: a restarted backend leaves stale keys
-            _KERNEL_PATHS.clear()
-        path = _KERNEL_PATHS[key] = NATIVE if op in backend.ops and backend.supports(op, dtype) else HOST
-    return path
-
-
-# NOTE: a backend's ops and supports() are fixed for its lifetime (as the per-device plans assume).
-_KERNEL_PATHS: dict[tuple[Backend, str, _dtypes.DType], int] = {}
+def _kernel_path(device: Device, op: str, dtype: _dtypes.DType) -> int:
+    """Native or host, for primitives that have no decomposition: from the same per-device plan
+    cache as the elementwise ops (kernel and elementwise op names never coincide)."""
+    p = device._plans.get((op, dtype))
+    if p is None:
+        backend = device.backend
+        path = NATIVE if op in backend.ops and backend.supports(op, dtype) else HOST
+        p = device._plans[(op, dtype)] = (path, dtype, dtype)
+    return p[0]
 
 
 def path_of(device: Device, op: str, dtype: _dtypes.DType) -> int | None:
@@ -316,7 +312,7 @@ def cast(x: Array, dtype: _dtypes.DType) -> Array:
         if r.dtype is dtype:
             backend.copy(r, out._ref)
         else:
-            path = _kernel_path(backend, "cast", r.dtype)
+            path = _kernel_path(dev, "cast", r.dtype)
             keep: list[Array] = []
             src = r if r.contiguous else operand(x, r.shape, backend, "astype", keep)
             run(backend, path, "cast", None, r.dtype, (src, out._ref), (1,))
@@ -534,7 +530,7 @@ def where(cond: Array, a: Array, b: Array) -> Array:
     b = b if b.dtype is dt else cast(b, dt)
     out = _out(dev, backend, dt, shape, _layout.prod(shape), "where")
     if out.size:
-        path = _kernel_path(backend, "where", dt)
+        path = _kernel_path(dev, "where", dt)
         keep: list[Array] = []
         args = (operand(cond, shape, backend, "where", keep), operand(a, shape, backend, "where", keep),
                 operand(b, shape, backend, "where", keep), out._ref)  # fmt: skip
@@ -590,7 +586,7 @@ def reduce(op: str, x: Array, axes: tuple[int, ...], result: _dtypes.DType) -> A
             raise ValueError(f"{op}: zero-size reduction over an axis of length 0 has no identity.")
         keep: list[Array] = []
         src = _as_2d(x, backend, m, k, keep, moved)
-        path = _kernel_path(backend, op, r.dtype)
+        path = _kernel_path(dev, op, r.dtype)
         run(backend, path, "reduce", op, r.dtype,
             (src, Ref(out._ref.buffer, result, (m,), (1,), 0, m, True)), (1,))  # fmt: skip
     return out
@@ -604,7 +600,7 @@ def scan(op: str, x: Array, axis: int, result: _dtypes.DType) -> Array:
     m, k = _layout.prod(kept), red[0]
     out = _out(dev, backend, result, kept + red, m * k)
     if m * k:
-        path = _kernel_path(backend, op, x.dtype)
+        path = _kernel_path(dev, op, x.dtype)
         keep: list[Array] = []
         run(backend, path, "scan", op, x.dtype,
             (_as_2d(moved, backend, m, k, keep), Ref(out._ref.buffer, result, (m, k), (k, 1), 0, m * k, True)),
@@ -666,7 +662,7 @@ def take_last(x: Array, indices: Array) -> Array:
     m, k = _layout.prod(lead), indices.shape[0]
     out = _out(dev, backend, x.dtype, (*lead, k), m * k)
     if out.size:
-        path = _kernel_path(backend, "take", x.dtype)
+        path = _kernel_path(dev, "take", x.dtype)
         keep = [compact(indices)]
         args = (_as_2d(x, backend, m, n, keep), keep[0]._ref, Ref(out._ref.buffer, x.dtype, (m, k), (k, 1), 0, m * k, True))
         run(backend, path, "take", None, x.dtype, args, (2,))
@@ -681,7 +677,7 @@ def scatter_add_last(target: Array, indices: Array, values: Array) -> None:
     m, k = _layout.prod(lead), indices.shape[0]
     if not m * k:
         return
-    path = _kernel_path(backend, "scatter_add", target.dtype)
+    path = _kernel_path(st.device, "scatter_add", target.dtype)
     keep = [compact(indices), compact(values)]
     idx = keep[0]._ref
     vr = keep[1]._ref
@@ -713,7 +709,7 @@ def sort_last(x: Array, descending: bool, stable: bool, values: bool, indices: b
     vout = _out(dev, backend, x.dtype, x.shape, x.size) if values else None
     iout = _out(dev, backend, index_dtype, x.shape, x.size) if indices else None
     if x.size:
-        path = _kernel_path(backend, "sort", x.dtype)
+        path = _kernel_path(dev, "sort", x.dtype)
         vr = Ref(vout._ref.buffer, x.dtype, (m, k), (k, 1), 0, m * k, True) if vout is not None else None
         ir = Ref(iout._ref.buffer, index_dtype, (m, k), (k, 1), 0, m * k, True) if iout is not None else None
         outs = tuple(i for i, r in ((1, vr), (2, ir)) if r is not None)
@@ -727,7 +723,7 @@ def random_bits(device: Device, key: int, counter: int, n: int) -> Array:
     backend = check_dtype(device, _dtypes.uint32, "random_bits")
     out = _out(device, backend, _dtypes.uint32, (n,), n)
     if n:
-        path = _kernel_path(backend, "random_bits", _dtypes.uint32)
+        path = _kernel_path(device, "random_bits", _dtypes.uint32)
         run(backend, path, "random_bits", None, _dtypes.uint32,
             (key, counter, out._ref), (2,))  # fmt: skip
     return out
@@ -816,7 +812,7 @@ def linalg(op: str, inputs: tuple[Array, ...],
         return outs
     refs = tuple(x._ref for x in keep)
     orefs = tuple(o._ref for o in outs)
-    if _kernel_path(backend, op, dtype) == NATIVE:
+    if _kernel_path(dev, op, dtype) == NATIVE:
         backend.linalg(op, refs, orefs)
         return outs
     _host_allowed(backend, op, dtype)
@@ -840,5 +836,5 @@ def fft(op: str, x: Array, shape: tuple[int, ...], dtype: _dtypes.DType, norm: s
         src = Ref(c._ref.buffer, x.dtype, (m, n), (n, 1), c._ref.offset, m * n, True)
         k = shape[-1]
         dst = Ref(out._ref.buffer, dtype, (m, k), (k, 1), 0, m * k, True)
-        run(backend, _kernel_path(backend, op, x.dtype), "fft", op, x.dtype, (src, dst, norm), (1,))
+        run(backend, _kernel_path(dev, op, x.dtype), "fft", op, x.dtype, (src, dst, norm), (1,))
     return out

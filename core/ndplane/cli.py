@@ -55,7 +55,7 @@ def _kernel_cell(dev: Device, op: str, dt: _dtypes.DType) -> str:
     backend = dev.backend
     if dt not in backend.dtypes:
         return "."
-    return _CELL[_dispatch._kernel_path(backend, op, dt)]
+    return _CELL[_dispatch._kernel_path(dev, op, dt)]
 
 
 def _elementwise_cell(dev: Device, op: str, dt: _dtypes.DType) -> str:
@@ -70,7 +70,7 @@ def _elementwise_cell(dev: Device, op: str, dt: _dtypes.DType) -> str:
 def _extension_cell(dev: Device, op: str, dt: _dtypes.DType) -> str:
     if dt not in dev.backend.dtypes or dt.kind not in ("float", "complex") or dt is _dtypes.float16:
         return "."
-    return _CELL[_dispatch._kernel_path(dev.backend, op, dt)]
+    return _CELL[_dispatch._kernel_path(dev, op, dt)]
 
 
 def cmd_info(args: argparse.Namespace, out: Any) -> int:
