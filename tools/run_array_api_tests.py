@@ -12,9 +12,9 @@ hypothesis seed, ``--max-examples=20`` and the committed xfails file ``tools/arr
     python tools/run_array_api_tests.py /path/to/array-api-tests -- array_api_tests/test_linalg.py -x
     python tools/run_array_api_tests.py build/array-api-tests --clone --device cpu   # what .ci/run does
 
-``--clone`` makes the checkout first when the path holds none: the suite and its spec submodule
-at the commits pinned below (the ones the xfails files were written against), then the suite's
-own requirements into this environment.
+``--clone`` makes the checkout first when the path holds none (the suite and its spec submodule
+at the commits pinned below, the ones the xfails files were written against), and installs the
+suite's own requirements into this environment.
 
 Prints passed / failed / total and the pass percentage, where total counts every
 collected test (passed, failed, errored, skipped, xfailed, xpassed) and only
@@ -43,7 +43,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("checkout", type=Path, help="path to a checkout of data-apis/array-api-tests")
     p.add_argument("--clone", action="store_true",
-                   help=f"clone {SUITE_URL} at {SUITE_COMMIT} into CHECKOUT if it holds none")  # fmt: skip
+                   help=f"clone {SUITE_URL} at {SUITE_COMMIT} into CHECKOUT if it holds none; "
+                        "install its requirements")  # fmt: skip
     p.add_argument("--device", default="numpy", help="NDPLANE_DEVICE for the run (default: numpy)")
     p.add_argument("--version", default="2024.12", help="ARRAY_API_TESTS_VERSION (default: 2024.12)")
     p.add_argument("--max-examples", type=int, default=20, help="hypothesis examples per test (default: 20)")
@@ -87,7 +88,7 @@ def count(junit: Path) -> dict[str, int]:
 
 
 def clone(checkout: Path) -> None:
-    """The suite at SUITE_COMMIT with its spec submodule, and its requirements installed."""
+    """The suite at SUITE_COMMIT with its spec submodule."""
     def git(*argv: str) -> None:
         subprocess.run(["git", *argv], check=True, timeout=600)
 
@@ -95,6 +96,10 @@ def clone(checkout: Path) -> None:
     git("-C", str(checkout), "checkout", "--quiet", SUITE_COMMIT)
     git("-C", str(checkout), "submodule", "update", "--init", "--quiet")
     git("-C", str(checkout / "array-api"), "checkout", "--quiet", SPEC_COMMIT)
+
+
+def install_requirements(checkout: Path) -> None:
+    """The suite's own requirements (pytest-json-report, ndindex, ...) into this environment."""
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "-r", str(checkout / "requirements.txt")],
                    check=True)  # fmt: skip
 
@@ -102,8 +107,10 @@ def clone(checkout: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     checkout = args.checkout.resolve()
-    if args.clone and not (checkout / "array_api_tests").is_dir():
-        clone(checkout)
+    if args.clone:
+        if not (checkout / "array_api_tests").is_dir():
+            clone(checkout)
+        install_requirements(checkout)
     spec = checkout / "array-api" / "spec" / args.version
     if not (checkout / "array_api_tests").is_dir():
         sys.exit(f"{checkout}: not a checkout of data-apis/array-api-tests (no array_api_tests/).")
