@@ -252,8 +252,6 @@ def _new(storage: Storage, dtype: DType, shape: tuple[int, ...], strides: tuple[
     a = object.__new__(Array)
     a._storage = storage
     size = _layout.prod(shape)
-    if size * dtype.itemsize > _layout.INDEX_MAX or not size:
-        _layout.check_size(shape, size, dtype.itemsize, "view")
     # NOTE: an empty view's offset may point past the end of its buffer (x[1:] of a (1, 0)
     # array); no element is ever read through it, so hand backends an in-bounds 0.
     a._ref = Ref(

@@ -39,6 +39,7 @@ PATH_NAMES = {NATIVE: "native", DECOMPOSE: "decomposition", HOST: "host fallback
 
 META: dict[str, Callable[[_dtypes.DType, dict[str, _dtypes.DType]], tuple[_dtypes.DType, _dtypes.DType]]] = {}
 DECOMPOSITIONS: dict[str, Callable[..., Array]] = {}
+_INDEX_MAX = _layout.INDEX_MAX  # NOTE: a global, not an attribute lookup, on every result's path
 
 _ARRAY = Array
 _SCALARS = (bool, int, float, complex)
@@ -173,7 +174,7 @@ def empty(shape: tuple[int, ...], dtype: _dtypes.DType, device: Device, name: st
     backend = check_dtype(device, dtype, name)
     size = _layout.prod(shape)
     nbytes = size * dtype.itemsize
-    if nbytes > _layout.INDEX_MAX or not size:
+    if nbytes > _INDEX_MAX or not size:
         _layout.check_size(shape, size, dtype.itemsize, name)
     storage = Storage(backend.alloc(nbytes), device, backend, nbytes)
     return _new_contiguous(storage, dtype, shape, size)
@@ -182,7 +183,7 @@ def empty(shape: tuple[int, ...], dtype: _dtypes.DType, device: Device, name: st
 def _out(device: Device, backend: Backend, dtype: _dtypes.DType, shape: tuple[int, ...], size: int,
          name: str = "result") -> Array:  # fmt: skip
     nbytes = size * dtype.itemsize
-    if nbytes > _layout.INDEX_MAX or not size:
+    if nbytes > _INDEX_MAX or not size:
         _layout.check_size(shape, size, dtype.itemsize, name)
     return _new_contiguous(Storage(backend.alloc(nbytes), device, backend, nbytes), dtype, shape, size)
 

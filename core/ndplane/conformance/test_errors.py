@@ -49,6 +49,8 @@ def test_sizes_past_the_index_range(device: nd.Device) -> None:
         ("zeros", lambda: nd.zeros((0, 2**70), dtype=dt, device=device)),
         ("full", lambda: nd.full((2**33, 2**33), 1.0, dtype=dt, device=device)),
         ("broadcast_to", lambda: nd.broadcast_to(one, (big, big))),
+        ("broadcast_to", lambda: nd.broadcast_arrays(nd.reshape(one, (1, 1, 1)), nd.broadcast_to(one, (big, 1)),
+                                                     nd.broadcast_to(one, (1, big)))),
         ("reshape", lambda: nd.reshape(empty, (0, 2**62))),
         ("add", lambda: nd.broadcast_to(one, (big, 1)) + nd.broadcast_to(one, (1, big))),
     ]
