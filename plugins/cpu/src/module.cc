@@ -12,6 +12,7 @@
 #include <structmember.h>
 #include <cblas.h>
 
+#include <array>
 #include <unordered_map>
 
 #include "driver.h"
@@ -155,6 +156,16 @@ void parse(PyObject* ref, View& v, const char* what) {
         throw std::invalid_argument(std::string(what) + ": the Ref reaches outside its buffer.");
     v.data = buf->ptr + (size > 0 ? offset * isz : 0);
 }
+
+// The Views of an entry point's Ref arguments, in order, each parsed and checked against its
+// buffer (errors name `what`): auto [vx, vo] = views("reduce", x, out);
+template <class... H> std::array<View, sizeof...(H)> views(const char* what, H... refs) {
+    std::array<View, sizeof...(H)> v;
+    size_t i = 0;
+    (parse(nb::handle(refs).ptr(), v[i++], what), ...);
+    return v;
+}
+
 
 // ---------------------------------------------------------------------------
 // Python scalars
@@ -350,10 +361,8 @@ nb::object py_from_host(nb::handle array) {
 }
 
 void py_unary(nb::handle op, nb::handle x, nb::handle out) {
-    View vx, vo;
     int code = g_unary.lookup(op.ptr());
-    parse(x.ptr(), vx, "unary");
-    parse(out.ptr(), vo, "unary");
+    auto [vx, vo] = views("unary", x, out);
     maybe_release(vo.size, [&] { run_unary(code, vx, vo); });
 }
 
@@ -390,16 +399,12 @@ void py_where(nb::handle cond, nb::handle a, nb::handle b, nb::handle out) {
 }
 
 void py_cast(nb::handle x, nb::handle out) {
-    View vx, vo;
-    parse(x.ptr(), vx, "cast");
-    parse(out.ptr(), vo, "cast");
+    auto [vx, vo] = views("cast", x, out);
     maybe_release(vo.size, [&] { run_cast(vx, vo); });
 }
 
 void py_copy(nb::handle src, nb::handle dst) {
-    View vs, vd;
-    parse(src.ptr(), vs, "copy");
-    parse(dst.ptr(), vd, "copy");
+    auto [vs, vd] = views("copy", src, dst);
     maybe_release(vd.size, [&] { run_copy(vs, vd); });
 }
 
@@ -412,43 +417,30 @@ void py_fill(nb::handle dst, nb::handle value) {
 }
 
 void py_reduce(nb::handle op, nb::handle x, nb::handle out) {
-    View vx, vo;
     int code = g_reduce.lookup(op.ptr());
-    parse(x.ptr(), vx, "reduce");
-    parse(out.ptr(), vo, "reduce");
+    auto [vx, vo] = views("reduce", x, out);
     maybe_release(vx.size, [&] { run_reduce(code, vx, vo); });
 }
 
 void py_scan(nb::handle op, nb::handle x, nb::handle out) {
-    View vx, vo;
     int code = g_scan.lookup(op.ptr());
-    parse(x.ptr(), vx, "scan");
-    parse(out.ptr(), vo, "scan");
+    auto [vx, vo] = views("scan", x, out);
     maybe_release(vx.size, [&] { run_scan(code, vx, vo); });
 }
 
 void py_matmul(nb::handle a, nb::handle b, nb::handle out) {
-    View va, vb, vo;
-    parse(a.ptr(), va, "matmul");
-    parse(b.ptr(), vb, "matmul");
-    parse(out.ptr(), vo, "matmul");
+    auto [va, vb, vo] = views("matmul", a, b, out);
     const int64_t k = va.ndim == 3 ? va.shape[2] : 0;
     maybe_release(vo.size * (k + 1), [&] { run_matmul(va, vb, vo); });
 }
 
 void py_take(nb::handle x, nb::handle indices, nb::handle out) {
-    View vx, vi, vo;
-    parse(x.ptr(), vx, "take");
-    parse(indices.ptr(), vi, "take");
-    parse(out.ptr(), vo, "take");
+    auto [vx, vi, vo] = views("take", x, indices, out);
     maybe_release(vo.size, [&] { run_take(vx, vi, vo); });
 }
 
 void py_scatter_add(nb::handle out, nb::handle indices, nb::handle values) {
-    View vo, vi, vv;
-    parse(out.ptr(), vo, "scatter_add");
-    parse(indices.ptr(), vi, "scatter_add");
-    parse(values.ptr(), vv, "scatter_add");
+    auto [vo, vi, vv] = views("scatter_add", out, indices, values);
     maybe_release(vv.size, [&] { run_scatter_add(vo, vi, vv); });
 }
 
@@ -534,17 +526,14 @@ void py_linalg(nb::handle op, nb::handle inputs, nb::handle outputs) {
 }
 
 void py_fft(nb::handle op, nb::handle x, nb::handle out, nb::handle norm) {
-    View vx, vo;
     int code = g_fft.lookup(op.ptr());
     int nc = g_norm.lookup(norm.ptr());
-    parse(x.ptr(), vx, "fft");
-    parse(out.ptr(), vo, "fft");
+    auto [vx, vo] = views("fft", x, out);
     maybe_release(std::max(vx.size, vo.size) * 8, [&] { run_fft(code, vx, vo, nc); });
 }
 
 void py_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, nb::handle out) {
-    View vo;
-    parse(out.ptr(), vo, "random_bits");
+    auto [vo] = views("random_bits", out);
     maybe_release(vo.size, [&] { run_random_bits(key, ctr_lo, ctr_hi, vo); });
 }
 
