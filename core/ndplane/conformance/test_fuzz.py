@@ -179,7 +179,6 @@ def make_machine(device: nd.Device, ref: nd.Device) -> type[RuleBasedStateMachin
         def __init__(self) -> None:
             super().__init__()
             self.pool: list[Pair] = []
-            self.check: list[Pair] = []
 
         # -- running one operation on both sides --------------------------------
 
