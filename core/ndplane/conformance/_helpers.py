@@ -48,6 +48,8 @@ def hyp(scale: float = 1.0) -> settings:
 BY_NAME = {d.name: d for d in nd.ALL_DTYPES}
 KIND = {d: d.kind for d in nd.ALL_DTYPES}  # "bool" | "int" | "uint" | "float" | "complex"
 REAL_OF = {nd.complex64: nd.float32, nd.complex128: nd.float64}
+#: The order of kinds in the promotion table: an in-place result may not rise above its target's.
+KIND_RANK = {"bool": 0, "int": 1, "uint": 1, "float": 2, "complex": 3}
 
 
 def supported(device: nd.Device, kinds: Sequence[str] | None = None) -> list[nd.DType]:

@@ -70,7 +70,6 @@ _EXACT_INT: dict[str, Callable[[int, int], int]] = {
     "bitwise_and": operator.and_, "bitwise_or": operator.or_, "bitwise_xor": operator.xor, "negative": lambda a, _: -a, "abs": lambda a, _: abs(a),
     "square": lambda a, _: a * a,
 }  # fmt: skip
-_KIND_RANK = {"bool": 0, "int": 1, "uint": 1, "float": 2, "complex": 3}
 #: The argument range where the suite holds sin/cos/tan to their tolerance: WGSL's own are
 #: accurate only on [-pi, pi], and the webgpu backend's Cody-Waite reduction to 8192 pi.
 _TRIG_MAX = 8192 * np.pi
@@ -107,7 +106,14 @@ def _fits(exact: np.ndarray, dtype: nd.DType) -> bool:
 
 
 def _as_int_objects(v: Any) -> np.ndarray:
-    return np.asarray(np.asarray(v).astype(np.int64) if np.asarray(v).dtype != np.uint64 else v, dtype=object)
+    """Integer or bool values as an object array of Python ints (exact arithmetic)."""
+    v = np.asarray(v)
+    return (v if v.dtype == np.uint64 else v.astype(np.int64)).astype(object)
+
+
+def _exact(op: str, *dtypes: nd.DType) -> bool:
+    """Whether every backend rounds ``op`` on these dtypes exactly as the reference does."""
+    return op in _EXACT_FLOAT and all(d.kind != "complex" for d in dtypes)
 
 
 def _int_result_defined(op: str, a: np.ndarray, b: Any, result: nd.DType) -> bool:
@@ -344,7 +350,7 @@ def make_machine(device: nd.Device, ref: nd.Device) -> type[RuleBasedStateMachin
             bdt = t.r.dtype if other is None else other.r.dtype
             if not _defined(op, t, b):
                 return
-            exact = op in _EXACT_FLOAT and "complex" not in (t.r.dtype.kind, bdt.kind)
+            exact = _exact(op, t.r.dtype, bdt)
             r = self.both(f"x {sym} {b!r}", lambda a, c: fn(a, c), t, b)
             if r is not None:
                 for q in self.shared(t) or [t]:
@@ -404,7 +410,7 @@ def make_machine(device: nd.Device, ref: nd.Device) -> type[RuleBasedStateMachin
             r = self.both(f"{op}({'b, x' if reflected else 'x, b'}) with b = {b!r}",
                           (lambda x, y: fn(y, x)) if reflected else fn, a, b)  # fmt: skip
             if r is not None:
-                self.add(*r, exact=op in _EXACT_FLOAT and "complex" not in (a.r.dtype.kind, bdt.kind))
+                self.add(*r, exact=_exact(op, a.r.dtype, bdt))
 
         @rule(data=st.data())
         def unary(self, data: st.DataObject) -> None:
@@ -418,7 +424,7 @@ def make_machine(device: nd.Device, ref: nd.Device) -> type[RuleBasedStateMachin
                 return  # NOTE: the suite holds trig functions to |x| <= 8192 pi (see _TRIG_MAX)
             r = self.both(f"{op}(x)", getattr(nd, op), a)
             if r is not None:
-                self.add(*r, exact=op in _EXACT_FLOAT and a.r.dtype.kind != "complex")
+                self.add(*r, exact=_exact(op, a.r.dtype))
 
         @rule(data=st.data())
         def reduce(self, data: st.DataObject) -> None:
@@ -449,7 +455,7 @@ def make_machine(device: nd.Device, ref: nd.Device) -> type[RuleBasedStateMachin
             fn = getattr(nd, op)
             r = self.both(f"{op}(x, {kw})", lambda x: fn(x, **kw), a)
             if r is not None:
-                self.add(*r, exact=op in _EXACT_FLOAT and a.r.dtype.kind != "complex")
+                self.add(*r, exact=_exact(op, a.r.dtype))
 
         @rule(data=st.data())
         def astype(self, data: st.DataObject) -> None:
@@ -601,14 +607,14 @@ def _defined(op: str, a: Pair, b: Any, inplace: bool = True) -> bool:
         if not _int_result_defined(op, av, bv, result):
             return False
         if inplace and result is not x.dtype and x.dtype.kind in ("int", "uint"):
-            if _KIND_RANK[result.kind] <= _KIND_RANK[x.dtype.kind] and not _int_result_defined(op, av, bv, x.dtype):
+            if h.KIND_RANK[result.kind] <= h.KIND_RANK[x.dtype.kind] and not _int_result_defined(op, av, bv, x.dtype):
                 return False
     return True
 
 
 def _reduce_exact(op: str, v: np.ndarray, kw: dict[str, Any]) -> np.ndarray | None:
     """Exact integer sums/products/prefix sums (Python ints), for the range check."""
-    o = np.vectorize(int, otypes=[object])(v) if v.size else v.astype(object)
+    o = _as_int_objects(v)
     axis = kw.get("axis")
     try:
         if op == "cumulative_sum":
