@@ -2,9 +2,13 @@
 
 An Array never holds data itself.  Its layout lives in an immutable
 :class:`~ndplane.backend.Ref` built once, so passing it to a kernel is free;
-every view is a new Array over the same Storage with another Ref.  Operators
-and most methods are bound onto the class by the chapter modules
-(``_elementwise`` etc.), so this module imports none of them.
+every view is a new Array over the same Storage with another Ref.
+
+This module is the third layer of the core (see ``docs/architecture.md``): it knows
+storage, layout and conversion to host data, and nothing of autograd or of any op.
+Operators and the methods that run ops are bound onto the class from one table in
+``_methods`` (the top layer); ``_array.pyi`` declares the whole surface for readers
+and type checkers, and a test keeps the two in step.
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ import numpy as np
 
 from . import _layout
 from ._devices import Device
-from .autograd import graph as _graph
 from .backend.base import Ref
 
 if TYPE_CHECKING:
@@ -102,28 +105,6 @@ class Array:
         """Strides in elements (not bytes); may be 0 (broadcast) or negative (flipped)."""
         return self._ref.strides
 
-    @property
-    def T(self) -> Array:
-        """The transpose of a 2-D array (a view)."""
-        if self.ndim != 2:
-            raise ValueError(f"Array.T: only defined for 2-D arrays; got {self.ndim}-D. Use .mT or permute_dims.")
-        r = self._ref
-        out = _view(self, r.shape[::-1], r.strides[::-1], r.offset)
-        return _graph.record("permute_dims", out, (self,), (), (1, 0)) if self.requires_grad else out
-
-    @property
-    def mT(self) -> Array:
-        """The transpose of the last two axes (a view)."""
-        if self.ndim < 2:
-            raise ValueError(f"Array.mT: needs at least 2 dimensions; got {self.ndim}-D.")
-        r = self._ref
-        shape, strides = r.shape, r.strides
-        out = _view(self, shape[:-2] + (shape[-1], shape[-2]), strides[:-2] + (strides[-1], strides[-2]), r.offset)
-        if self.requires_grad:
-            axes = (*range(len(shape) - 2), len(shape) - 1, len(shape) - 2)
-            _graph.record("permute_dims", out, (self,), (), axes)
-        return out
-
     def __len__(self) -> int:
         if not self._ref.shape:
             raise TypeError("len() of a 0-d array")
@@ -133,9 +114,6 @@ class Array:
         if not self._ref.shape:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self._ref.shape[0]))
-
-    def __hash__(self) -> int:
-        return id(self)
 
     # -- conversion ------------------------------------------------------------
 
@@ -217,35 +195,6 @@ class Array:
 
     __str__ = __repr__
 
-    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
-        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
-            raise ValueError(f"__array_namespace__: unsupported api_version {api_version!r}; ndplane implements 2024.12.")
-        import ndplane
-
-        return ndplane
-
-    # -- pickling: protocol-5 out-of-band buffers, unpickled on the same kind of device --
-
-    def __reduce_ex__(self, protocol: int) -> tuple[Any, ...]:
-        host = self.to_numpy()
-        data: Any = host
-        if protocol >= 5:
-            import pickle
-
-            data = pickle.PickleBuffer(host)
-        return (_unpickle, (data, self.dtype.name, self.shape, self.device.kind))
-
-
-def _unpickle(data: Any, dtype_name: str, shape: tuple[int, ...], kind: str) -> Array:
-    from ._creation import asarray
-    from ._dtypes import BY_NAME
-
-    host = np.frombuffer(data, dtype=BY_NAME[dtype_name].dtype).reshape(shape)
-    return asarray(host, device=kind, copy=True)
-
-
-_graph.bind_array_type(Array)
-
 
 def _new(storage: Storage, dtype: DType, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array:
     """The one constructor of Arrays."""
@@ -273,6 +222,12 @@ def _new_contiguous(storage: Storage, dtype: DType, shape: tuple[int, ...], size
     a.requires_grad = False
     a.grad = None
     return a
+
+
+def detached(x: Array) -> Array:
+    """The same data as a new Array outside the graph (shares storage and layout, no node)."""
+    r = x._ref
+    return _new(x._storage, r.dtype, r.shape, r.strides, r.offset)
 
 
 def _view(base: Array, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array:

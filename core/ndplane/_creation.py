@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 import operator
+import pickle
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from . import _dispatch, _dtypes, _layout
+from . import _dispatch, _dtypes, _layout, _manipulation
 from ._array import Array
 from ._devices import Device, as_device
 from ._dtypes import DType, as_dtype
@@ -317,7 +318,6 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
     >>> gx.shape, gx.tolist()[1], gy.tolist()[1]
     ((2, 3), [1, 2, 3], [5, 5, 5])
     """
-    from ._manipulation import broadcast_to, reshape
 
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij'; got {indexing!r}.")
@@ -339,20 +339,18 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
         axis = (1 - i if i < 2 else i) if indexing == "xy" and n > 1 else i
         shape = [1] * n
         shape[axis] = a.shape[0]
-        out.append(broadcast_to(reshape(a, tuple(shape)), tuple(sizes)))
+        out.append(_manipulation.broadcast_to(_manipulation.reshape(a, tuple(shape)), tuple(sizes)))
     return out
 
 
 def _triangle(name: str, x: Array, k: int, lower: bool) -> Array:
-    from ._manipulation import reshape
-
     if type(x) is not Array:
         raise TypeError(f"{name}: expected an ndplane array; got {type(x).__name__}.")
     if x.ndim < 2:
         raise ValueError(f"{name}: x must have at least two dimensions; got shape {x.shape}.")
     m, n = x.shape[-2:]
     index = x.device.backend.default_dtypes["indexing"]
-    rows = reshape(arange(m, dtype=index, device=x.device), (m, 1))
+    rows = _manipulation.reshape(arange(m, dtype=index, device=x.device), (m, 1))
     cols = arange(n, dtype=index, device=x.device)
     offset = _dispatch.binary("subtract", cols, rows)  # j - i, shape (m, n)
     keep = _dispatch.binary("less_equal" if lower else "greater_equal", offset, operator.index(k))
@@ -377,3 +375,19 @@ def triu(x: Array, /, *, k: int = 0) -> Array:
     [[0, 1, 1], [0, 0, 1]]
     """
     return _triangle("triu", x, k, False)
+
+
+# -- pickling (bound as Array.__reduce_ex__): protocol-5 out-of-band buffers, unpickled on
+# -- the same kind of device
+
+
+def reduce_ex(x: Array, protocol: int) -> tuple[Any, ...]:
+    """``Array.__reduce_ex__``: the data as host bytes, rebuilt by :func:`_unpickle`."""
+    host = x.to_numpy()
+    data: Any = pickle.PickleBuffer(host) if protocol >= 5 else host
+    return (_unpickle, (data, x.dtype.name, x.shape, x.device.kind))
+
+
+def _unpickle(data: Any, dtype_name: str, shape: tuple[int, ...], kind: str) -> Array:
+    host = np.frombuffer(data, dtype=_dtypes.BY_NAME[dtype_name].dtype).reshape(shape)
+    return asarray(host, device=kind, copy=True)

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
+from ._dtypes import ALL_DTYPES
 from ._errors import BackendUnavailableError
 from .backend import plugins
 from .backend.base import Backend
@@ -163,8 +164,6 @@ def backends() -> list[dict[str, Any]]:
             try:
                 b = Device(name, 0).backend
                 row["devices"] = spec.device_count()
-                from ._dtypes import ALL_DTYPES
-
                 row["dtypes"] = [d.name for d in ALL_DTYPES if d in b.dtypes]
                 row["capabilities"] = sorted(b.capabilities)
             except Exception as exc:  # noqa: BLE001

@@ -26,11 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes, _layout
-from ._array import Array, Storage, _new, _new_contiguous
+from . import _dtypes, _graph, _layout
+from ._array import Array, Storage, _new, _new_contiguous, _view
 from ._devices import Device
 from ._errors import DeviceMismatchError, FallbackError, FallbackWarning, UnsupportedDTypeError
-from .autograd import graph as _graph
 from .backend import reference
 from .backend.base import Backend, Ref
 
@@ -560,8 +559,6 @@ def _as_2d(x: Array, backend: Backend, m: int, k: int, keep: list[Array],
 
 def move_axes_last(x: Array, axes: tuple[int, ...]) -> tuple[Array, tuple[int, ...], tuple[int, ...]]:
     """A view of ``x`` with ``axes`` moved to the end; returns (view, kept shape, moved shape)."""
-    from ._array import _view
-
     r = x._ref
     keep = tuple(i for i in range(len(r.shape)) if i not in axes)
     order = keep + axes
@@ -610,8 +607,6 @@ def scan(op: str, x: Array, axis: int, result: _dtypes.DType) -> Array:
 
 
 def _move_axis_back(out: Array, axis: int) -> Array:
-    from ._array import _view
-
     nd = out.ndim
     if axis == nd - 1:
         return out

@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from . import _creation
 from ._array import Array
 from ._devices import Device, as_device
 
-__all__ = ["from_dlpack", "bind_dlpack"]
+__all__ = ["from_dlpack"]
 
 _CPU = 1
 _CUDA = 2
@@ -99,10 +100,9 @@ def from_dlpack(x: Any, /, *, device: str | Device | None = None, copy: bool | N
     >>> nd.from_dlpack(np.arange(3.0)).tolist()
     [0.0, 1.0, 2.0]
     """
-    from ._creation import asarray
 
     if type(x) is Array:
-        return asarray(x, device=device, copy=copy)
+        return _creation.asarray(x, device=device, copy=copy)
     if copy is False:
         raise BufferError(
             "from_dlpack: copy=False, but data from another library must be copied into ndplane's "
@@ -111,9 +111,5 @@ def from_dlpack(x: Any, /, *, device: str | Device | None = None, copy: bool | N
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack: {type(x).__name__} does not support the DLPack protocol.")
     host = np.from_dlpack(x)
-    return asarray(host, device=as_device(device), copy=True)
+    return _creation.asarray(host, device=as_device(device), copy=True)
 
-
-def bind_dlpack() -> None:
-    Array.__dlpack__ = __dlpack__  # type: ignore[attr-defined]
-    Array.__dlpack_device__ = __dlpack_device__  # type: ignore[attr-defined]

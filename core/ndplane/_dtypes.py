@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from ._errors import UnsupportedDTypeError
+
 __all__ = [
     "DType",
     "bool",
@@ -259,8 +261,6 @@ def default_of(defaults: dict[str, DType], category: str, what: str) -> DType:
     try:
         return defaults[category]
     except KeyError:
-        from ._errors import UnsupportedDTypeError
-
         raise UnsupportedDTypeError(
             f"{what} needs a {category} dtype, and this device has none "
             f"(its defaults: {', '.join(f'{k}={v.name}' for k, v in defaults.items())})."

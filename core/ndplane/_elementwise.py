@@ -12,10 +12,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from . import _dispatch, _dtypes
+from . import _dispatch, _dtypes, _graph
 from ._array import Array
 from ._dtypes import DType
-from .autograd import graph as _graph
 
 __all__: list[str] = []
 
@@ -401,13 +400,17 @@ def _inplace(op: str, dunder: str) -> Callable[[Array, Any], Array]:
 
 _KIND_RANK = {"bool": 0, "int": 1, "uint": 1, "float": 2, "complex": 3}
 
-for _short, _op in _OPERATORS.items():
-    setattr(Array, f"__{_short}__", _forward(_op))
-    setattr(Array, f"__r{_short}__", _reflected(_op))
-    setattr(Array, f"__i{_short}__", _inplace(_op, f"__i{_short}__"))
-for _short, _op in _COMPARISONS.items():
-    setattr(Array, f"__{_short}__", _forward(_op))
-for _short, _op in _UNARY_OPERATORS.items():
-    setattr(Array, f"__{_short}__", _g[_op])
-Array.__pos__ = positive  # type: ignore[method-assign]
-Array.__hash__ = object.__hash__  # type: ignore[method-assign]  # __eq__ is elementwise; keep identity hashing
+
+def operators() -> dict[str, Callable[..., Any]]:
+    """The Array's arithmetic, bitwise and comparison operators by dunder name (bound in ``_methods``)."""
+    table: dict[str, Callable[..., Any]] = {}
+    for short, op in _OPERATORS.items():
+        table[f"__{short}__"] = _forward(op)
+        table[f"__r{short}__"] = _reflected(op)
+        table[f"__i{short}__"] = _inplace(op, f"__i{short}__")
+    for short, op in _COMPARISONS.items():
+        table[f"__{short}__"] = _forward(op)
+    for short, op in _UNARY_OPERATORS.items():
+        table[f"__{short}__"] = globals()[op]
+    table["__pos__"] = positive
+    return table

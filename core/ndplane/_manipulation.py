@@ -5,14 +5,13 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 
-from . import _dispatch, _dtypes, _layout
-from ._array import Array
+from . import _dispatch, _dtypes, _graph, _layout
+from ._array import Array, _view
 from ._dispatch import view_as
-from .autograd import graph as _graph
 
 __all__ = [
     "reshape", "permute_dims", "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze",
-    "flip", "concat", "stack", "moveaxis", "unstack", "matrix_transpose", "repeat", "roll", "tile",
+    "flip", "concat", "stack", "moveaxis", "unstack", "matrix_transpose", "roll", "tile",
 ]  # fmt: skip
 
 
@@ -73,7 +72,7 @@ def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
 
 def matrix_transpose(x: Array, /) -> Array:
     """Transpose the last two axes (a view); same as ``x.mT``."""
-    return _check("matrix_transpose", x).mT
+    return matrix_transpose_view(_check("matrix_transpose", x))
 
 
 def moveaxis(x: Array, source: int | Sequence[int], destination: int | Sequence[int], /) -> Array:
@@ -287,57 +286,6 @@ def _shift_sum(shift: int | Sequence[int]) -> int:
     return sum(operator.index(s) for s in shift) if isinstance(shift, (tuple, list)) else operator.index(shift)
 
 
-def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
-    """Repeat each element along ``axis`` (of the flattened array if None).
-
-    ``repeats`` is an int or a 1-D integer array with one count per element.
-
-    >>> import ndplane as nd
-    >>> nd.repeat(nd.asarray([1, 2]), 2).tolist(), nd.repeat(nd.asarray([1, 2]), nd.asarray([0, 3])).tolist()
-    ([1, 1, 2, 2], [2, 2, 2])
-    """
-    _check("repeat", x)
-    if axis is None:
-        x, axis = reshape(x, (-1,)), 0
-    ax = _layout.normalize_axis(axis, x.ndim, "repeat")
-    n = x.shape[ax]
-    if type(repeats) is Array:
-        if repeats.dtype.kind not in ("int", "uint") or repeats.ndim > 1:
-            raise TypeError(f"repeat: repeats must be an int or a 0-d/1-D integer array; got {repeats.dtype.name} "
-                            f"of shape {repeats.shape}.")  # fmt: skip
-        if repeats.ndim == 0 or repeats.shape[0] == 1:
-            return repeat(x, int(reshape(repeats, (-1,))[0]), axis=ax)
-        if repeats.shape[0] != n:
-            raise ValueError(f"repeat: repeats has {repeats.shape[0]} counts for an axis of size {n}.")
-        from ._indexing import take
-
-        return take(x, _repeat_indices(repeats), axis=ax)
-    r = operator.index(repeats)
-    if r < 0:
-        raise ValueError(f"repeat: repeats must be non-negative; got {r}.")
-    expanded = expand_dims(x, axis=ax + 1)
-    shape = x.shape[: ax + 1] + (r,) + x.shape[ax + 1 :]
-    out = reshape(broadcast_to(expanded, shape), x.shape[:ax] + (n * r,) + x.shape[ax + 1 :])
-    return _dispatch.copy_of(out) if out._storage is x._storage else out
-
-
-def _repeat_indices(counts: Array) -> Array:
-    """``[0]*counts[0] + [1]*counts[1] + ...`` on the device: a 1 scattered at each group's end
-    offset (zero counts stack up), then a cumulative sum."""
-    from ._creation import zeros
-    from ._statistical import cumulative_sum, min, sum
-
-    index = counts.device.backend.default_dtypes["indexing"]
-    if counts.size and int(min(counts)) < 0:
-        raise ValueError("repeat: repeats must be non-negative.")
-    total = int(sum(counts, dtype=index))
-    ends = cumulative_sum(counts if counts.dtype is index else _dispatch.cast(counts, index))
-    marks = zeros((1, total + 1), dtype=index, device=counts.device)
-    ones = _dispatch.binary("add", _dispatch.binary("multiply", ends, 0), 1)
-    _dispatch.scatter_add_last(marks, ends[:-1], reshape(ones[:-1], (1, -1)))
-    return reshape(cumulative_sum(reshape(marks, (-1,))), (-1,))[:total]
-
-
 def tile(x: Array, repetitions: Sequence[int], /) -> Array:
     """``x`` repeated ``repetitions[i]`` times along each axis (shapes aligned from the right).
 
@@ -356,3 +304,25 @@ def tile(x: Array, repetitions: Sequence[int], /) -> Array:
     target = tuple(v for r, n in zip(reps, shape) for v in (r, n))
     out = reshape(broadcast_to(reshape(x, inter), target), tuple(r * n for r, n in zip(reps, shape)))
     return _dispatch.copy_of(out) if out._storage is x._storage else out
+
+
+def transpose_2d(x: Array) -> Array:
+    """``x.T``: the transpose of a 2-D array (a view)."""
+    if x.ndim != 2:
+        raise ValueError(f"Array.T: only defined for 2-D arrays; got {x.ndim}-D. Use .mT or permute_dims.")
+    r = x._ref
+    out = _view(x, r.shape[::-1], r.strides[::-1], r.offset)
+    return _graph.record("permute_dims", out, (x,), (), (1, 0)) if x.requires_grad else out
+
+
+def matrix_transpose_view(x: Array) -> Array:
+    """``x.mT``: the transpose of the last two axes (a view)."""
+    if x.ndim < 2:
+        raise ValueError(f"Array.mT: needs at least 2 dimensions; got {x.ndim}-D.")
+    r = x._ref
+    shape, strides = r.shape, r.strides
+    out = _view(x, shape[:-2] + (shape[-1], shape[-2]), strides[:-2] + (strides[-1], strides[-2]), r.offset)
+    if x.requires_grad:
+        axes = (*range(len(shape) - 2), len(shape) - 1, len(shape) - 2)
+        _graph.record("permute_dims", out, (x,), (), axes)
+    return out

@@ -1,17 +1,40 @@
-"""Array methods that forward to namespace functions, bound once at import.
+"""The Array's operators and methods: one table, bound onto the class once at import.
 
-The Array API asks only for ``to_device`` (plus operators and attributes);
-the reductions and ``reshape``/``astype`` are conveniences users of NumPy and
-PyTorch expect, each a one-line forward to the namespace function.
+``_array`` defines storage, layout, the attributes and the conversions to Python and
+NumPy; everything that runs an op is bound here, at the top layer, so that no lower
+module imports a higher one. ``_array.pyi`` declares the complete surface (what this
+table binds included) for readers and type checkers; ``tests/test_layers.py`` checks
+that the stub and the class agree name for name.
+
+The Array API asks for the operators, ``T``/``mT``, ``to_device``, ``__getitem__`` /
+``__setitem__``, ``__dlpack__`` and ``__array_namespace__``; the reductions and
+``reshape``/``astype`` are conveniences users of NumPy and PyTorch expect, each a
+one-line forward to the namespace function.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
-from . import _data_types, _dispatch, _manipulation, _searching, _statistical, _utility
-from ._array import Array
+from . import (
+    _creation,
+    _data_type_functions,
+    _dispatch,
+    _dlpack,
+    _elementwise,
+    _linear_algebra_functions,
+    _manipulation,
+    _searching,
+    _statistical,
+    _subscript,
+    _utility,
+    autograd,
+)
+from ._array import Array, detached
 from ._devices import as_device
+
+__all__ = ["METHODS", "bind_methods"]
 
 
 def to_device(self: Array, device: Any, /, *, stream: Any = None) -> Array:
@@ -37,7 +60,7 @@ def _forward(fn: Any) -> Any:
     def method(self: Array, *args: Any, **kwargs: Any) -> Any:
         return fn(self, *args, **kwargs)
 
-    method.__name__ = fn.__name__
+    method.__name__ = method.__qualname__ = fn.__name__
     method.__doc__ = f"Same as ``ndplane.{fn.__name__}(self, ...)``."
     return method
 
@@ -52,16 +75,12 @@ def backward(self: Array, gradient: Array | None = None, retain_graph: bool | No
     >>> w.grad.tolist()
     [2.0, -4.0]
     """
-    from . import autograd
-
     autograd.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
 
 
 def detach(self: Array) -> Array:
     """The same data outside the graph (shares storage, no gradient)."""
-    from .autograd.graph import _detached
-
-    return _detached(self)
+    return detached(self)
 
 
 def requires_grad_(self: Array, requires_grad: bool = True) -> Array:
@@ -79,16 +98,46 @@ def is_leaf(self: Array) -> bool:
     return self._node is None
 
 
-def bind_methods() -> None:
-    Array.backward = backward  # type: ignore[attr-defined]
-    Array.detach = detach  # type: ignore[attr-defined]
-    Array.requires_grad_ = requires_grad_  # type: ignore[attr-defined]
-    Array.is_leaf = property(is_leaf)  # type: ignore[attr-defined]
-    Array.to_device = to_device  # type: ignore[attr-defined]
-    Array.reshape = reshape  # type: ignore[attr-defined]
-    for fn in (
-        _data_types.astype, _statistical.sum, _statistical.prod, _statistical.mean, _statistical.max,
+_API_VERSIONS = (None, "2021.12", "2022.12", "2023.12", "2024.12")
+
+
+def __array_namespace__(self: Array, *, api_version: str | None = None) -> Any:
+    """The ``ndplane`` module (the Array API namespace of this array)."""
+    if api_version not in _API_VERSIONS:
+        raise ValueError(f"__array_namespace__: unsupported api_version {api_version!r}; ndplane implements 2024.12.")
+    # NOTE: the package, not ``_namespace``: users compare it with ``ndplane``. It is fully
+    # imported whenever an Array exists, so this is a lookup, not an import.
+    return sys.modules[__package__]
+
+
+#: name -> what is bound on Array (functions become methods; properties stay properties).
+METHODS: dict[str, Any] = {
+    **_elementwise.operators(),
+    "__hash__": object.__hash__,  # __eq__ is elementwise; keep identity hashing
+    "__matmul__": _linear_algebra_functions.__matmul__,
+    "__rmatmul__": _linear_algebra_functions.__rmatmul__,
+    "__getitem__": _subscript.getitem,
+    "__setitem__": _subscript.setitem,
+    "__dlpack__": _dlpack.__dlpack__,
+    "__dlpack_device__": _dlpack.__dlpack_device__,
+    "__array_namespace__": __array_namespace__,
+    "__reduce_ex__": _creation.reduce_ex,
+    "T": property(_manipulation.transpose_2d, doc="The transpose of a 2-D array (a view)."),
+    "mT": property(_manipulation.matrix_transpose_view, doc="The transpose of the last two axes (a view)."),
+    "to_device": to_device,
+    "reshape": reshape,
+    "backward": backward,
+    "detach": detach,
+    "requires_grad_": requires_grad_,
+    "is_leaf": property(is_leaf, doc=is_leaf.__doc__),
+    **{fn.__name__: _forward(fn) for fn in (
+        _data_type_functions.astype, _statistical.sum, _statistical.prod, _statistical.mean, _statistical.max,
         _statistical.min, _statistical.std, _statistical.var, _searching.argmax, _searching.argmin,
         _utility.all, _utility.any, _manipulation.flip,
-    ):  # fmt: skip
-        setattr(Array, fn.__name__, _forward(fn))
+    )},
+}
+
+
+def bind_methods() -> None:
+    for name, value in METHODS.items():
+        setattr(Array, name, value)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import _dispatch, _dtypes, _layout
+from . import _dispatch, _dtypes, _layout, _manipulation, _sorting
 from ._array import Array
 from ._devices import Device, as_device
 from ._dtypes import DType, as_dtype
@@ -84,9 +84,8 @@ class Generator:
         binary, cast = _dispatch.binary, _dispatch.cast
         if dt is _dtypes.float64:
             w = self.bits(2 * n, device=dev)
-            from ._manipulation import reshape
 
-            pairs = reshape(w, (n, 2))
+            pairs = _manipulation.reshape(w, (n, 2))
             hi = cast(binary("bitwise_right_shift", pairs[:, 0], 5), dt)
             lo = cast(binary("bitwise_right_shift", pairs[:, 1], 6), dt)
             u = binary("multiply", binary("add", binary("multiply", hi, 67108864.0), lo), 2.0**-53)
@@ -96,9 +95,8 @@ class Generator:
             top = cast(binary("bitwise_right_shift", w, 32 - mant), _dtypes.float32)
             u = binary("multiply", top, 2.0**-mant)
             u = u if dt is _dtypes.float32 else cast(u, dt)
-        from ._manipulation import reshape
 
-        return reshape(u, dims)
+        return _manipulation.reshape(u, dims)
 
     def uniform(self, low: float = 0.0, high: float = 1.0, shape: int | Sequence[int] = (), *,
                 dtype: DType | None = None, device: str | Device | None = None) -> Array:  # fmt: skip
@@ -164,16 +162,14 @@ class Generator:
         else:
             if span > 1 << 64:
                 raise ValueError("integers: the range must be at most 2**64 wide.")
-            from ._manipulation import reshape
 
-            pairs = reshape(self.bits(2 * n, device=dev), (n, 2))
+            pairs = _manipulation.reshape(self.bits(2 * n, device=dev), (n, 2))
             u64 = _dtypes.uint64
             w = binary("bitwise_or", binary("bitwise_left_shift", cast(pairs[:, 0], u64), 32), cast(pairs[:, 1], u64))
             v = w if span == 1 << 64 else binary("remainder", w, span)
             v = binary("add", v, low % (1 << 64))
-        from ._manipulation import reshape
 
-        return reshape(cast(v, dt), dims)
+        return _manipulation.reshape(cast(v, dt), dims)
 
     def permutation(self, n: int, *, device: str | Device | None = None) -> Array:
         """A random permutation of ``arange(n)`` (argsort of random keys).
@@ -182,10 +178,9 @@ class Generator:
         >>> sorted(nd.random.default_rng(4).permutation(5).tolist())
         [0, 1, 2, 3, 4]
         """
-        from ._sorting import argsort
 
         dev = self._device(device)
-        return argsort(self.bits(n, device=dev))
+        return _sorting.argsort(self.bits(n, device=dev))
 
 
 def default_rng(seed: int | None = None, *, device: str | Device | None = None) -> Generator:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import _dispatch, _dtypes, _layout
+from . import _creation, _dispatch, _dtypes, _indexing, _layout, _manipulation, _sorting, _statistical
 from ._array import Array
 from ._statistical import _check, _real, reduction
 
@@ -16,10 +16,8 @@ def _arg(op: str, x: Array, axis: int | None, keepdims: bool) -> Array:
     _real(op, x)
     index = x.device.backend.default_dtypes["indexing"]
     if axis is None:
-        from ._manipulation import reshape
-
-        out = reduction(op, reshape(x, (-1,)), 0, False, index, op)
-        return reshape(out, (1,) * x.ndim) if keepdims else out
+        out = reduction(op, _manipulation.reshape(x, (-1,)), 0, False, index, op)
+        return _manipulation.reshape(out, (1,) * x.ndim) if keepdims else out
     return reduction(op, x, _layout.normalize_axis(axis, x.ndim, op), keepdims, index, op)
 
 
@@ -49,20 +47,17 @@ def flat_nonzero(x: Array) -> Array:
     Each true element's rank among the true ones (an exclusive prefix sum) is where its
     flat index goes; false elements all go to one spare slot past the end.
     """
-    from ._creation import arange, full, zeros
-    from ._manipulation import reshape
-    from ._statistical import cumulative_sum, sum
 
     index = x.device.backend.default_dtypes["indexing"]
-    flat = reshape(x, (-1,))
+    flat = _manipulation.reshape(x, (-1,))
     truth = flat if flat.dtype is _dtypes.bool else _dispatch.binary("not_equal", flat, 0)
     n = flat.shape[0]
-    count = int(sum(truth, dtype=index))
-    slot = _dispatch.binary("subtract", cumulative_sum(truth, dtype=index), 1)
-    dest = _dispatch.where(truth, slot, full((), count, dtype=index, device=x.device))
-    out = zeros((1, count + 1), dtype=index, device=x.device)
-    _dispatch.scatter_add_last(out, dest, reshape(arange(n, dtype=index, device=x.device), (1, n)))
-    return reshape(out, (-1,))[:count]
+    count = int(_statistical.sum(truth, dtype=index))
+    slot = _dispatch.binary("subtract", _statistical.cumulative_sum(truth, dtype=index), 1)
+    dest = _dispatch.where(truth, slot, _creation.full((), count, dtype=index, device=x.device))
+    out = _creation.zeros((1, count + 1), dtype=index, device=x.device)
+    _dispatch.scatter_add_last(out, dest, _manipulation.reshape(_creation.arange(n, dtype=index, device=x.device), (1, n)))
+    return _manipulation.reshape(out, (-1,))[:count]
 
 
 def nonzero(x: Array, /) -> tuple[Array, ...]:
@@ -96,11 +91,10 @@ def where(condition: Array, x1: Array | bool | int | float | complex, x2: Array 
     [1.0, 0.0, 3.0]
     """
     _check("where", condition)
-    from ._creation import _filled, full
 
     arrays = [a for a in (x1, x2) if type(a) is Array]
     if not arrays:  # two scalars: the first becomes a 0-d array of its default dtype
-        x1 = full((), x1, device=condition.device)
+        x1 = _creation.full((), x1, device=condition.device)
         arrays = [x1]
     ref = arrays[0]
     dt = ref.dtype if len(arrays) == 1 else _dtypes.promote(x1.dtype, x2.dtype, "where")
@@ -108,8 +102,8 @@ def where(condition: Array, x1: Array | bool | int | float | complex, x2: Array 
     for s in (x1, x2):
         if type(s) is not Array:
             dt = _dtypes.scalar_result_dtype(dt, s, defaults)
-    a = x1 if type(x1) is Array else _filled((), x1, dt, ref.device, "where")
-    b = x2 if type(x2) is Array else _filled((), x2, dt, ref.device, "where")
+    a = x1 if type(x1) is Array else _creation._filled((), x1, dt, ref.device, "where")
+    b = x2 if type(x2) is Array else _creation._filled((), x2, dt, ref.device, "where")
     return _dispatch.where(condition, a, b)
 
 
@@ -138,11 +132,6 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left", s
     >>> nd.searchsorted(x, nd.asarray([2.0, 0.0, 5.0])).tolist(), nd.searchsorted(x, nd.asarray([2.0]), side="right").tolist()
     ([1, 0, 4], [3])
     """
-    from ._creation import full, zeros
-    from ._indexing import take
-    from ._manipulation import concat, reshape
-    from ._sorting import argsort
-    from ._statistical import cumulative_sum
 
     _check("searchsorted", x1)
     if x1.ndim != 1:
@@ -150,28 +139,28 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left", s
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right'; got {side!r}.")
     if type(x2) is not Array:
-        x2 = full((), x2, dtype=_dtypes.scalar_result_dtype(x1.dtype, x2, x1.device.backend.default_dtypes),
+        x2 = _creation.full((), x2, dtype=_dtypes.scalar_result_dtype(x1.dtype, x2, x1.device.backend.default_dtypes),
                   device=x1.device)  # fmt: skip
     _dispatch.same_device("searchsorted", x1, x2)
     _real("searchsorted", x1)
     _real("searchsorted", x2)
     if sorter is not None:
-        x1 = take(x1, sorter)
+        x1 = _indexing.take(x1, sorter)
     dt = _dtypes.promote(x1.dtype, x2.dtype, "searchsorted")
     a = x1 if x1.dtype is dt else _dispatch.cast(x1, dt)
-    v = reshape(x2 if x2.dtype is dt else _dispatch.cast(x2, dt), (-1,))
+    v = _manipulation.reshape(x2 if x2.dtype is dt else _dispatch.cast(x2, dt), (-1,))
     index = x1.device.backend.default_dtypes["indexing"]
     n, m = a.shape[0], v.shape[0]
     if m == 0 or n == 0:
-        return zeros(x2.shape, dtype=index, device=x1.device)
+        return _creation.zeros(x2.shape, dtype=index, device=x1.device)
     left = side == "left"
-    perm = argsort(concat([v, a] if left else [a, v]), stable=True)
+    perm = _sorting.argsort(_manipulation.concat([v, a] if left else [a, v]), stable=True)
     is_a = _dispatch.binary("greater_equal", perm, m) if left else _dispatch.binary("less", perm, n)
-    before = cumulative_sum(is_a, dtype=index)  # x1 elements ranked at or before each position
+    before = _statistical.cumulative_sum(is_a, dtype=index)  # x1 elements ranked at or before each position
     # scatter each x2 element's count to its own slot; x1 positions go to a spare slot m
     slot = perm if left else _dispatch.binary("subtract", perm, n)
-    slot = _dispatch.where(is_a, full((), m, dtype=index, device=x1.device), _dispatch.cast(slot, index))
-    out = zeros((1, m + 1), dtype=index, device=x1.device)
-    _dispatch.scatter_add_last(out, slot, reshape(_dispatch.where(is_a, zeros((), dtype=index, device=x1.device),
+    slot = _dispatch.where(is_a, _creation.full((), m, dtype=index, device=x1.device), _dispatch.cast(slot, index))
+    out = _creation.zeros((1, m + 1), dtype=index, device=x1.device)
+    _dispatch.scatter_add_last(out, slot, _manipulation.reshape(_dispatch.where(is_a, _creation.zeros((), dtype=index, device=x1.device),
                                                                   before), (1, -1)))  # fmt: skip
-    return reshape(reshape(out, (-1,))[:m], x2.shape)
+    return _manipulation.reshape(_manipulation.reshape(out, (-1,))[:m], x2.shape)

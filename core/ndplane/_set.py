@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from . import _dispatch, _dtypes
+from . import _creation, _dispatch, _dtypes, _indexing, _manipulation, _sorting, _statistical
 from ._array import Array
 
 __all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values",
@@ -50,26 +50,21 @@ def _check(name: str, x: object) -> Array:
 
 def _groups(x: Array) -> tuple[Array, Array, Array, Array, int]:
     """(flat sorted values, permutation, group-start flags, group numbers, group count)."""
-    from ._creation import ones
-    from ._indexing import take
-    from ._manipulation import concat, reshape
-    from ._sorting import argsort
-    from ._statistical import cumulative_sum
 
     index = x.device.backend.default_dtypes["indexing"]
-    flat = reshape(x, (-1,))
+    flat = _manipulation.reshape(x, (-1,))
     n = flat.shape[0]
     if x.dtype.kind == "complex":
         # NOTE: complex values have no order; sort by (real, imag) lexicographically in two stable passes.
-        perm = argsort(_dispatch.unary("imag", flat), stable=True)
-        perm = take(perm, argsort(take(_dispatch.unary("real", flat), perm), stable=True))
+        perm = _sorting.argsort(_dispatch.unary("imag", flat), stable=True)
+        perm = _indexing.take(perm, _sorting.argsort(_indexing.take(_dispatch.unary("real", flat), perm), stable=True))
     else:
-        perm = argsort(flat, stable=True)
+        perm = _sorting.argsort(flat, stable=True)
     perm = perm if perm.dtype is index else _dispatch.cast(perm, index)
-    s = take(flat, perm)
-    first = ones((1,), dtype=_dtypes.bool, device=x.device)
-    starts = concat([first, _dispatch.binary("not_equal", s[1:], s[:-1])]) if n else first[:0]
-    group = _dispatch.binary("subtract", cumulative_sum(starts, dtype=index), 1)
+    s = _indexing.take(flat, perm)
+    first = _creation.ones((1,), dtype=_dtypes.bool, device=x.device)
+    starts = _manipulation.concat([first, _dispatch.binary("not_equal", s[1:], s[:-1])]) if n else first[:0]
+    group = _dispatch.binary("subtract", _statistical.cumulative_sum(starts, dtype=index), 1)
     count = int(group[-1]) + 1 if n else 0
     return s, perm, starts, group, count
 
@@ -79,28 +74,21 @@ def _values(s: Array, starts: Array) -> Array:
 
 
 def _scatter(count: Array | int, group: Array, values: Array, like: Array) -> Array:
-    from ._creation import zeros
-    from ._manipulation import reshape
-
     index = like.device.backend.default_dtypes["indexing"]
-    out = zeros((1, count), dtype=index, device=like.device)
+    out = _creation.zeros((1, count), dtype=index, device=like.device)
     if group.shape[0]:
-        _dispatch.scatter_add_last(out, group, reshape(values, (1, -1)))
-    return reshape(out, (-1,))
+        _dispatch.scatter_add_last(out, group, _manipulation.reshape(values, (1, -1)))
+    return _manipulation.reshape(out, (-1,))
 
 
 def _counts(group: Array, count: int, x: Array) -> Array:
-    from ._creation import ones
-
     index = x.device.backend.default_dtypes["indexing"]
-    return _scatter(count, group, ones(group.shape, dtype=index, device=x.device), x)
+    return _scatter(count, group, _creation.ones(group.shape, dtype=index, device=x.device), x)
 
 
 def _inverse(perm: Array, group: Array, x: Array) -> Array:
-    from ._manipulation import reshape
-
     # inverse[perm[k]] = group[k]: a scatter of the group numbers through the permutation
-    return reshape(_scatter(group.shape[0], perm, group, x), x.shape)
+    return _manipulation.reshape(_scatter(group.shape[0], perm, group, x), x.shape)
 
 
 def _first_indices(perm: Array, starts: Array) -> Array:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from . import _dispatch, _layout
+from . import _dispatch, _graph, _layout
 from ._array import Array
 from ._statistical import _check
-from .autograd import graph as _graph
 
 __all__ = ["sort", "argsort"]
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 import builtins
 from collections.abc import Sequence
 
-from . import _dispatch, _dtypes, _layout
+from . import _creation, _dispatch, _dtypes, _graph, _layout, _manipulation
 from ._array import Array
 from ._dispatch import view_as
 from ._dtypes import DType, as_dtype
-from .autograd import graph as _graph
 
 __all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "cumulative_sum", "cumulative_prod"]
 
@@ -187,12 +186,9 @@ def _cumulative(op: str, x: Array, axis: int | None, dtype: DType | None, includ
     if x.requires_grad:
         _graph.record(op, out, (x,), () if op == "cumulative_sum" else (x, out), (ax,))
     if include_initial:
-        from ._creation import full
-        from ._manipulation import concat
-
         shape = x.shape[:ax] + (1,) + x.shape[ax + 1 :]
-        first = full(shape, 0 if op == "cumulative_sum" else 1, dtype=result, device=x.device)
-        out = concat([first, out], axis=ax)
+        first = _creation.full(shape, 0 if op == "cumulative_sum" else 1, dtype=result, device=x.device)
+        out = _manipulation.concat([first, out], axis=ax)
     return out
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from . import _dispatch, _dtypes
+import operator
+
+from . import _dispatch, _dtypes, _layout, _manipulation
 from ._array import Array
 from ._statistical import Axis, _check, reduction
 
@@ -44,10 +46,6 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
     >>> nd.diff(nd.asarray([1, 4, 9, 16])).tolist(), nd.diff(nd.asarray([1, 4, 9, 16]), n=2).tolist()
     ([3, 5, 7], [2, 2])
     """
-    import operator
-
-    from . import _layout
-    from ._manipulation import concat
 
     _check("diff", x)
     if x.ndim == 0:
@@ -58,7 +56,7 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
     ax = _layout.normalize_axis(axis, x.ndim, "diff")
     parts = [p for p in (prepend, x, append) if p is not None]
     if len(parts) > 1:
-        x = concat(parts, axis=ax)
+        x = _manipulation.concat(parts, axis=ax)
     lead = (slice(None),) * ax
     op = "not_equal" if x.dtype is _dtypes.bool else "subtract"
     for _ in range(n):

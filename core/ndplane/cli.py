@@ -9,6 +9,7 @@ name ...
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -17,10 +18,14 @@ from typing import Any
 
 import numpy as np
 
+import ndplane as nd
+
 from . import _dispatch, _dtypes
 from ._devices import Device, backends, devices
 from ._errors import NdplaneError
 from .backend import ops as _ops
+from .backend import plugins
+from .examples import digits_mlp
 
 _ABBREV = {
     "bool": "b", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
@@ -103,8 +108,6 @@ def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
 
 
 def cmd_demo(args: argparse.Namespace, out: Any) -> int:
-    import ndplane as nd
-
     cmd_backends(args, out)
     targets = [Device(args.device)] if args.device else [
         d for d in devices() if d.index == 0 and not _is_test(d)
@@ -129,8 +132,6 @@ def cmd_demo(args: argparse.Namespace, out: Any) -> int:
             rows.append([str(dev), name, f"{t_nd * 1e3:.2f}", f"{t_np * 1e3:.2f}", f"{err:.2e}"])
     _table(rows, out)
     if args.epochs:
-        from .examples import digits_mlp
-
         train_on = Device(args.device) if args.device else nd.get_default_device()
         print(f"\nTraining a 64-128-10 MLP on scikit-learn's digits on {train_on} (Adam, batch 64):", file=out)
         digits_mlp.main(["--device", str(train_on), "--epochs", str(args.epochs)])
@@ -149,8 +150,6 @@ def _softmax(xp: Any, x: Any) -> Any:
 
 
 def _is_test(dev: Device) -> bool:
-    from .backend import plugins
-
     spec = plugins.backend_specs()[dev.kind]
     priority = spec.priority() if callable(spec.priority) else spec.priority
     return spec.test_only or priority < 0  # examples rank themselves below every real device
@@ -175,7 +174,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ndplane {args.command}: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `ndplane info numpy | head`: the reader left; not an error
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -20,12 +20,11 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from . import _dispatch, _dtypes, _layout
+from . import _creation, _dispatch, _dtypes, _graph, _layout
 from ._array import Array
 from ._devices import Device, as_device
 from ._dtypes import DType
 from ._manipulation import concat, moveaxis, roll
-from .autograd import graph as _graph
 
 __all__ = [
     "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
@@ -59,9 +58,8 @@ def _resize(x: Array, n: int) -> Array:
         return x
     if n < m:
         return x[..., :n]
-    from ._creation import zeros
 
-    return concat([x, zeros(x.shape[:-1] + (n - m,), dtype=x.dtype, device=x.device)], axis=-1)
+    return concat([x, _creation.zeros(x.shape[:-1] + (n - m,), dtype=x.dtype, device=x.device)], axis=-1)
 
 
 def _transform(op: str, x: Array, n: int | None, axis: int, norm: str) -> Array:
@@ -105,9 +103,8 @@ def _hermitian_weights(g: Array, n: int) -> Array:
     w = [1.0] + [2.0] * (k - 1)
     if n % 2 == 0:
         w[-1] = 1.0
-    from ._creation import asarray
 
-    return g * asarray(w, dtype=_dtypes.real_of(g.dtype), device=g.device)
+    return g * _creation.asarray(w, dtype=_dtypes.real_of(g.dtype), device=g.device)
 
 
 def _fft_vjp(g: Array, node: Any) -> tuple[Array]:
@@ -285,14 +282,13 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: DType | None = None, device: st
     >>> nd.fft.fftfreq(4, d=0.5).tolist()
     [0.0, 0.5, -1.0, -0.5]
     """
-    from ._creation import arange
 
     n = operator.index(n)
     if n < 1:
         raise ValueError(f"fft.fftfreq: n must be >= 1; got {n}.")
     dev = as_device(device)
     dt = _freq_dtype("fftfreq", dtype, dev)
-    k = roll(arange(-(n // 2), n - n // 2, dtype=dt, device=dev), -(n // 2))
+    k = roll(_creation.arange(-(n // 2), n - n // 2, dtype=dt, device=dev), -(n // 2))
     return _dispatch.binary("divide", k, float(n * d))
 
 
@@ -303,14 +299,13 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: DType | None = None, device: s
     >>> nd.fft.rfftfreq(4).tolist()
     [0.0, 0.25, 0.5]
     """
-    from ._creation import arange
 
     n = operator.index(n)
     if n < 1:
         raise ValueError(f"fft.rfftfreq: n must be >= 1; got {n}.")
     dev = as_device(device)
     dt = _freq_dtype("rfftfreq", dtype, dev)
-    return _dispatch.binary("divide", arange(n // 2 + 1, dtype=dt, device=dev), float(n * d))
+    return _dispatch.binary("divide", _creation.arange(n // 2 + 1, dtype=dt, device=dev), float(n * d))
 
 
 def _shift(name: str, x: Array, axes: int | Sequence[int] | None, sign: int) -> Array:

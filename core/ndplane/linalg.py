@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from . import _dispatch, _dtypes, _layout
+from . import _creation, _dispatch, _dtypes, _graph, _indexing, _layout, _searching, _statistical
 from ._array import Array
-from ._data_types import finfo
+from ._data_type_functions import finfo
 from ._dtypes import DType
-from ._linalg import matmul, tensordot, vecdot
+from ._linear_algebra_functions import matmul, tensordot, vecdot
 from ._manipulation import broadcast_to, expand_dims, matrix_transpose, reshape, stack
-from .autograd import graph as _graph
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
@@ -317,15 +317,13 @@ def diagonal(x: Array, /, *, offset: int = 0) -> Array:
     shape, strides, off = _layout.diagonal(r.shape, r.strides, r.offset, int(offset), nd_ - 2, nd_ - 1)
     if not x.requires_grad:
         return _dispatch.view_as(x, shape, strides, off)
-    from ._creation import arange
-    from ._indexing import take
 
     m, n = x.shape[-2:]
     k = shape[-1]
-    rows = arange(k, device=x.device)
+    rows = _creation.arange(k, device=x.device)
     start = offset if offset >= 0 else -offset * n
     flat = _dispatch.binary("add", _dispatch.binary("multiply", rows, n + 1), start)
-    return take(reshape(x, x.shape[:-2] + (m * n,)), flat, axis=-1)
+    return _indexing.take(reshape(x, x.shape[:-2] + (m * n,)), flat, axis=-1)
 
 
 def trace(x: Array, /, *, offset: int = 0, dtype: DType | None = None) -> Array:
@@ -335,10 +333,9 @@ def trace(x: Array, /, *, offset: int = 0, dtype: DType | None = None) -> Array:
     >>> nd.linalg.trace(nd.arange(9).reshape((3, 3)))
     Array(12, dtype=int64, device='numpy:0')
     """
-    from ._statistical import sum
 
     x = _matrices("trace", x, floating=False)
-    return sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+    return _statistical.sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
 
 
 def outer(x1: Array, x2: Array, /) -> Array:
@@ -392,13 +389,9 @@ def matrix_power(x: Array, n: int, /) -> Array:
     [[1, 3], [0, 1]]
     """
     x = _matrices("matrix_power", x, square=True, floating=False)
-    import operator
-
     n = operator.index(n)
     if n == 0:
-        from ._creation import eye
-
-        return _dispatch.copy_of(broadcast_to(eye(x.shape[-1], dtype=x.dtype, device=x.device), x.shape))
+        return _dispatch.copy_of(broadcast_to(_creation.eye(x.shape[-1], dtype=x.dtype, device=x.device), x.shape))
     if n < 0:
         x, n = inv(x), -n
     result = None
@@ -414,23 +407,20 @@ def matrix_power(x: Array, n: int, /) -> Array:
 
 
 def matrix_rank(x: Array, /, *, rtol: float | Array | None = None) -> Array:
-    """Number of singular values above ``rtol * largest`` (default ``rtol``: max(M, N) * eps).
+    """Number of singular values above ``rtol * largest`` (default ``rtol``: _statistical.max(M, N) * eps).
 
     >>> import ndplane as nd
     >>> nd.linalg.matrix_rank(nd.asarray([[1.0, 2.0], [2.0, 4.0]]))
     Array(1, dtype=int64, device='numpy:0')
     """
-    from ._statistical import max, sum
 
     x = _matrices("matrix_rank", x)
     index = x.device.backend.default_dtypes["integral"]
     if builtins.min(x.shape[-2:]) == 0:
-        from ._creation import zeros
-
-        return zeros(x.shape[:-2], dtype=index, device=x.device)
+        return _creation.zeros(x.shape[:-2], dtype=index, device=x.device)
     s = svdvals(x)
-    tol = _tolerance(x, s, rtol, max(s, axis=-1, keepdims=True))
-    return sum(_dispatch.binary("greater", s, tol), axis=-1, dtype=index)
+    tol = _tolerance(x, s, rtol, _statistical.max(s, axis=-1, keepdims=True))
+    return _statistical.sum(_dispatch.binary("greater", s, tol), axis=-1, dtype=index)
 
 
 def _tolerance(x: Array, s: Array, rtol: float | Array | None, smax: Array) -> Array:
@@ -448,20 +438,16 @@ def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
     >>> nd.linalg.pinv(nd.asarray([[2.0, 0.0], [0.0, 0.0]])).tolist()
     [[0.5, 0.0], [0.0, 0.0]]
     """
-    from ._statistical import max
 
     x = _matrices("pinv", x)
     m, n = x.shape[-2:]
     if builtins.min(m, n) == 0:
-        from ._creation import zeros
-
-        return zeros(x.shape[:-2] + (n, m), dtype=x.dtype, device=x.device)
+        return _creation.zeros(x.shape[:-2] + (n, m), dtype=x.dtype, device=x.device)
     u, s, vh = svd(x, full_matrices=False)
-    tol = _tolerance(x, s, rtol, max(s, axis=-1, keepdims=True))
+    tol = _tolerance(x, s, rtol, _statistical.max(s, axis=-1, keepdims=True))
     keep = _dispatch.binary("greater", s, tol)
-    from ._searching import where
 
-    s_inv = where(keep, _dispatch.binary("divide", 1.0, where(keep, s, 1.0)), 0.0)
+    s_inv = _searching.where(keep, _dispatch.binary("divide", 1.0, _searching.where(keep, s, 1.0)), 0.0)
     s_inv = s_inv if s_inv.dtype is x.dtype else _dispatch.cast(s_inv, x.dtype)
     v_scaled = _dispatch.binary("multiply", _conj_t(vh), expand_dims(s_inv, axis=-2))
     return matmul(v_scaled, _conj_t(u))
@@ -474,25 +460,24 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: int | float | str |
     >>> float(nd.linalg.matrix_norm(nd.asarray([[3.0, 0.0], [0.0, 4.0]])))
     5.0
     """
-    from ._statistical import max, min, sum
 
     x = _matrices("matrix_norm", x)
     ax = (-2, -1)
     if ord is None or ord == "fro":
         a = _abs(x)
-        out = _dispatch.unary("sqrt", sum(_dispatch.binary("multiply", a, a), axis=ax, keepdims=keepdims))
+        out = _dispatch.unary("sqrt", _statistical.sum(_dispatch.binary("multiply", a, a), axis=ax, keepdims=keepdims))
     elif ord == "nuc" or ord in (2, -2):
         s = svdvals(x)
         if ord == "nuc":
-            out = sum(s, axis=-1)
+            out = _statistical.sum(s, axis=-1)
         else:
-            out = (max if ord == 2 else min)(s, axis=-1)
+            out = (_statistical.max if ord == 2 else _statistical.min)(s, axis=-1)
         if keepdims:
             out = reshape(out, out.shape + (1, 1))
     elif ord in (1, -1, math.inf, -math.inf):
         inner, outer = (-2, -1) if ord in (1, -1) else (-1, -2)
-        sums = sum(_abs(x), axis=inner, keepdims=True)
-        out = (max if ord > 0 else min)(sums, axis=outer, keepdims=True)
+        sums = _statistical.sum(_abs(x), axis=inner, keepdims=True)
+        out = (_statistical.max if ord > 0 else _statistical.min)(sums, axis=outer, keepdims=True)
         if not keepdims:
             out = reshape(out, out.shape[:-2])
     else:
@@ -512,7 +497,6 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepd
     >>> float(nd.linalg.vector_norm(nd.asarray([3.0, -4.0]))), float(nd.linalg.vector_norm(nd.asarray([3.0, -4.0]), ord=1))
     (5.0, 7.0)
     """
-    from ._statistical import max, min, sum
 
     if type(x) is not Array:
         raise TypeError(f"linalg.vector_norm: expected an ndplane array; got {type(x).__name__}.")
@@ -524,14 +508,14 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepd
     if ord == math.inf or ord == -math.inf:
         if a.size == 0:
             raise ValueError("linalg.vector_norm: ord=+-inf of an empty array is undefined.")
-        return (max if ord > 0 else min)(a, axis=axis, keepdims=keepdims)
+        return (_statistical.max if ord > 0 else _statistical.min)(a, axis=axis, keepdims=keepdims)
     if ord == 0:
         nz = _dispatch.binary("not_equal", a, 0.0)
-        return sum(_dispatch.cast(nz, a.dtype), axis=axis, keepdims=keepdims)
+        return _statistical.sum(_dispatch.cast(nz, a.dtype), axis=axis, keepdims=keepdims)
     if ord == 1:
-        return sum(a, axis=axis, keepdims=keepdims)
+        return _statistical.sum(a, axis=axis, keepdims=keepdims)
     if ord == 2:
-        return _dispatch.unary("sqrt", sum(_dispatch.binary("multiply", a, a), axis=axis, keepdims=keepdims))
+        return _dispatch.unary("sqrt", _statistical.sum(_dispatch.binary("multiply", a, a), axis=axis, keepdims=keepdims))
     p = float(ord)
-    total = sum(_dispatch.binary("pow", a, p), axis=axis, keepdims=keepdims)
+    total = _statistical.sum(_dispatch.binary("pow", a, p), axis=axis, keepdims=keepdims)
     return _dispatch.binary("pow", total, 1.0 / p)

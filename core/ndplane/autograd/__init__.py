@@ -14,21 +14,19 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .graph import enable_grad, is_grad_enabled, no_grad, run_backward, set_grad_enabled
-
-if TYPE_CHECKING:
-    from .._array import Array
+from .. import _creation
+from .._array import Array
+from .._graph import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from . import rules, rules_extra  # noqa: F401 - fill the rule table
+from .engine import run_backward
 
 __all__ = ["backward", "grad", "gradcheck", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled"]
 
 
 def _default_grads(outputs: Sequence[Array], grads: Sequence[Array | None] | None, name: str) -> list[Array]:
-    from .._creation import ones_like
-
     grads = list(grads) if grads is not None else [None] * len(outputs)
     if len(grads) != len(outputs):
         raise ValueError(f"{name}: got {len(grads)} gradients for {len(outputs)} outputs.")
@@ -45,7 +43,7 @@ def _default_grads(outputs: Sequence[Array], grads: Sequence[Array | None] | Non
                     f"{name}: the output has shape {o.shape}; a gradient can only be created implicitly "
                     f"for a single-element output. Pass gradient= with the output's shape."
                 )
-            g = ones_like(o)
+            g = _creation.ones_like(o)
         elif tuple(g.shape) != tuple(o.shape):
             raise ValueError(f"{name}: gradient shape {g.shape} does not match the output shape {o.shape}.")
         out.append(g)
@@ -57,8 +55,6 @@ def backward(
     retain_graph: bool | None = None, create_graph: bool = False,
 ) -> None:  # fmt: skip
     """Accumulate gradients of ``tensors`` into ``.grad`` of the leaves they depend on."""
-    from .._array import Array
-
     outs = [tensors] if type(tensors) is Array else list(tensors)
     gts = [grad_tensors] if type(grad_tensors) is Array else grad_tensors
     grads = _default_grads(outs, gts, "backward")
@@ -82,8 +78,6 @@ def grad(
     >>> float(dx), float(ddx)
     (27.0, 18.0)
     """
-    from .._array import Array
-
     outs = [outputs] if type(outputs) is Array else list(outputs)
     ins = [inputs] if type(inputs) is Array else list(inputs)
     gos = [grad_outputs] if type(grad_outputs) is Array else grad_outputs
@@ -113,8 +107,6 @@ def gradcheck(
     >>> nd.autograd.gradcheck(lambda t: nd.tanh(t) * t, [x])
     True
     """
-    from .. import _creation
-
     for x in inputs:
         if x.dtype.name not in ("float64", "complex128"):
             raise TypeError(f"gradcheck: inputs must be float64 or complex128; got {x.dtype.name}.")

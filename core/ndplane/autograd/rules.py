@@ -14,9 +14,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import ndplane as nd
-
-from .graph import NEEDS_OUT, NO_SAVE, RULES, Node
+from .. import _dispatch
+from .. import _namespace as nd
+from .._graph import NEEDS_OUT, NO_SAVE, RULES, Node, record
+from .._subscript import _basic_view
 
 Rule = Callable[[Any, Node], Any]
 
@@ -247,14 +248,11 @@ def _take(g: Any, node: Node) -> tuple[Any, None]:
 
 
 def _scatter_into_zeros(g: Any, indices: Any, shape: tuple[int, ...], axis: int) -> Any:
-    from .. import _dispatch
-
     out = nd.zeros(shape, dtype=g.dtype, device=g.device)
     target = nd.moveaxis(out, axis, -1)
     values = nd.moveaxis(g, axis, -1)
     with nd.no_grad():
         _dispatch.scatter_add_last(target, indices, values)
-    from .graph import record
 
     # The scatter is linear in g: its VJP is the take it undoes (needed for double backward).
     return record("take_of_scatter", out, (g,), (indices,), (axis,))
@@ -291,10 +289,6 @@ def _getitem(g: Any, node: Node) -> tuple[Any]:
 
 
 def _index_put_zeros(g: Any, shape: tuple[int, ...], key: Any) -> Any:
-    from .. import _dispatch
-    from .._indexing import _basic_view
-    from .graph import record
-
     out = nd.zeros(shape, dtype=g.dtype, device=g.device)
     _dispatch.assign(_basic_view(out, key), g)
     return record("getitem_of_put", out, (g,), (), key)
@@ -312,7 +306,6 @@ def _setitem(g: Any, node: Node) -> tuple[Any, Any]:
         g_old = nd.astype(g, g.dtype, copy=True)
         with nd.no_grad():
             g_old[key] = 0
-        from .graph import record
 
         g_old = record("masked_grad", g_old, (g,), (), key)
     g_value = unbroadcast(g[key], value_shape) if value is not None and value_shape is not None else None
@@ -343,7 +336,6 @@ def _sort(g: Any, node: Node) -> tuple[Any]:
     moved_out = nd.moveaxis(out, axis, -1)
     gm = nd.moveaxis(g, axis, -1)
     im = nd.moveaxis(indices, axis, -1)
-    from .. import _dispatch
 
     rows = 1
     for n in moved_out.shape[:-1]:
@@ -360,7 +352,6 @@ def _sort(g: Any, node: Node) -> tuple[Any]:
             tmp = nd.zeros((1, rows * k), dtype=g.dtype, device=g.device)
             _dispatch.scatter_add_last(tmp, flat_idx, nd.reshape(gm, (1, -1)))
             result = nd.moveaxis(nd.reshape(tmp, moved_out.shape), -1, axis)
-    from .graph import record
 
     return (record("gather_sorted", result, (g,), (indices,), (axis,)),)
 

@@ -31,9 +31,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import ndplane as nd
-
-from .graph import RULES, Node
+from .. import _namespace as nd
+from .._graph import RULES, Node
 
 
 def _h(x: nd.Array) -> nd.Array:

@@ -15,11 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import ndplane as nd
-
-from .. import _dispatch, _layout
+from .. import _dispatch, _graph, _layout
+from .. import _namespace as nd
 from .._array import Array
-from ..autograd import graph as _graph
 from ..backend.base import Ref
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "layer_norm"]

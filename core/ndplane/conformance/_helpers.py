@@ -15,11 +15,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ndplane as nd
+from ndplane.backend import plugins
 
 # ---------------------------------------------------------------------------
 # hypothesis profiles: "ci" (the default: few, derandomized examples) and "deep"
@@ -60,8 +62,6 @@ def supported(device: nd.Device, kinds: Sequence[str] | None = None) -> list[nd.
 
 def require(device: nd.Device, *dtypes: nd.DType) -> None:
     """Skip the test unless every dtype is supported on ``device``."""
-    import pytest
-
     missing = [d.name for d in dtypes if d not in device.backend.dtypes]
     if missing:
         pytest.skip(f"{device} does not support {', '.join(missing)}")
@@ -77,9 +77,7 @@ def default(device: nd.Device, kind: str) -> nd.DType:
     """The device's default dtype of ``kind``; skips the test when it has none (no complex)."""
     dtype = device.backend.default_dtypes.get(kind)
     if dtype is None:
-        import pytest
-
-        pytest.skip(f"{device} has no default {kind} dtype")
+            pytest.skip(f"{device} has no default {kind} dtype")
     return dtype
 
 
@@ -89,10 +87,6 @@ def np_dtype(dtype: nd.DType) -> np.dtype:
 
 def other_device(device: nd.Device) -> nd.Device:
     """A second device to mix with ``device``: another index of its backend, else numpy:0."""
-    import pytest
-
-    from ndplane.backend import plugins
-
     spec = plugins.backend_specs().get(device.kind)
     if spec is not None and spec.device_count() >= 2:
         return nd.Device(device.kind, 1 if device.index == 0 else 0)

@@ -20,8 +20,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def selected_backends(config: pytest.Config) -> list[str]:
-    import ndplane
-    from ndplane.backend import plugins
+    import ndplane  # lazy: pytest loads this plugin in every session of the environment
+    from ndplane.backend import plugins  # lazy: as above
 
     chosen = config.getoption("--ndplane-backend") or []
     specs = plugins.backend_specs()
@@ -50,7 +50,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture
 def device(request: pytest.FixtureRequest) -> Any:
-    import ndplane
+    import ndplane  # lazy: as above
 
     dev = ndplane.Device(request.param)
     ok, why = _available(request.param)
@@ -60,7 +60,7 @@ def device(request: pytest.FixtureRequest) -> Any:
 
 
 def _available(name: str) -> tuple[bool, str]:
-    from ndplane.backend import plugins
+    from ndplane.backend import plugins  # lazy: as above
 
     spec = plugins.backend_specs()[name]
     try:

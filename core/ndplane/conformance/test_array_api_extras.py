@@ -8,6 +8,9 @@ assignment through both); take_along_axis; DLPack; ``__array_namespace_info__``.
 
 from __future__ import annotations
 
+import gc
+import operator
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -290,8 +293,6 @@ def test_exported_memory_outlives_the_array(device: nd.Device) -> None:
         pytest.skip(f"{device} is not host-resident")
     view = np.from_dlpack(x)
     del x
-    import gc
-
     gc.collect()
     assert view.tolist() == [0, 1, 2, 3, 4]
     del view
@@ -378,8 +379,6 @@ def test_fallback_mode(device: nd.Device) -> None:
 def test_python_conversions(device: nd.Device) -> None:
     """``bool``/``int``/``float``/``complex``/``operator.index`` of one-element arrays, ``len``,
     iteration, ``__array__`` (host devices) and ``__array_namespace__`` on every dtype."""
-    import operator
-
     for dtype in h.supported(device):
         v = np.array([[3]], h.np_dtype(dtype))
         three = 1 if dtype.kind == "bool" else 3

@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ndplane as nd
+from ndplane.autograd import gradcheck
 from ndplane.conformance import _helpers as h
 
 FLOATS = ("float", "complex")
@@ -251,8 +252,6 @@ def test_errors(device: nd.Device) -> None:
 
 def test_gradients(device: nd.Device) -> None:
     """inv, solve, det and slogdet have VJP rules; the composites differentiate through them."""
-    from ndplane.autograd import gradcheck
-
     h.require(device, nd.float64)
     rng = np.random.default_rng(0)
     a = nd.asarray(rng.normal(size=(2, 3, 3)) + 3 * np.eye(3), device=device, requires_grad=True)

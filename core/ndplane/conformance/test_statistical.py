@@ -8,6 +8,7 @@ number of terms.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -145,8 +146,6 @@ def test_mean_var_std(device: nd.Device, op: str, drawn: tuple[h.Layout, Any], k
 
 
 def _no_numpy_warnings() -> Any:
-    import warnings
-
     ctx = warnings.catch_warnings()
     ctx.__enter__()
     warnings.simplefilter("ignore", RuntimeWarning)

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import math
 
-import ndplane as nd
-
-from .. import _dispatch, _layout
+from .. import _dispatch, _graph, _layout
+from .. import _namespace as nd
 from .._array import Array
-from ..autograd import graph as _graph
 from ..autograd.rules import _c
 from ..autograd.rules import unbroadcast as _unbroadcast
 from ..composite import layer_norm as _layer_norm

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 
-import ndplane as nd
-
+from .. import _namespace as nd
 from .._array import Array
+from .functional import _default_generator
 
 __all__ = ["uniform_", "normal_", "zeros_", "ones_", "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_",
            "xavier_normal_", "calculate_gain"]  # fmt: skip
@@ -29,8 +29,6 @@ def _fans(w: Array) -> tuple[int, int]:
 
 
 def _gen(generator: nd.random.Generator | None) -> nd.random.Generator:
-    from .functional import _default_generator
-
     return generator if generator is not None else _default_generator()
 
 

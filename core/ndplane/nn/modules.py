@@ -14,8 +14,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-import ndplane as nd
-
+from .. import _namespace as nd
 from .._array import Array
 from . import functional as F
 from . import init

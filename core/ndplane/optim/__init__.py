@@ -17,8 +17,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-import ndplane as nd
-
+from .. import _namespace as nd
 from .._array import Array
 from ..backend.base import Ref
 

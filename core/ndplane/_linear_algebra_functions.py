@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from . import _dispatch, _dtypes, _layout
+from . import _dispatch, _dtypes, _graph, _layout, _statistical
 from ._array import Array
 from ._manipulation import permute_dims, reshape
-from .autograd import graph as _graph
 from .backend.base import Ref
 
 __all__ = ["matmul", "vecdot", "tensordot"]
@@ -89,7 +89,6 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     >>> nd.vecdot(nd.asarray([[1.0, 2.0], [3.0, 4.0]]), nd.asarray([1.0, 1.0])).tolist()
     [3.0, 7.0]
     """
-    from ._statistical import sum
 
     if type(x1) is not Array or type(x2) is not Array:
         raise TypeError("vecdot: expected ndplane arrays.")
@@ -102,7 +101,7 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     a = _dispatch.unary("conj", x1) if x1.dtype.kind == "complex" else x1
     prod = _dispatch.binary("multiply", a, x2)
     # NOTE: the result keeps the promoted dtype (no widening of small integers, unlike sum).
-    return sum(prod, axis=ax - len(shape), dtype=prod.dtype)
+    return _statistical.sum(prod, axis=ax - len(shape), dtype=prod.dtype)
 
 
 def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
@@ -131,5 +130,10 @@ def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Seque
     return reshape(out, tuple(x1.shape[i] for i in free1) + tuple(x2.shape[i] for i in free2))
 
 
-Array.__matmul__ = lambda self, other: matmul(self, other) if type(other) is Array else NotImplemented  # type: ignore[method-assign]
-Array.__rmatmul__ = lambda self, other: matmul(other, self) if type(other) is Array else NotImplemented  # type: ignore[method-assign]
+
+def __matmul__(self: Array, other: Any) -> Any:
+    return matmul(self, other) if type(other) is Array else NotImplemented
+
+
+def __rmatmul__(self: Array, other: Any) -> Any:
+    return matmul(other, self) if type(other) is Array else NotImplemented

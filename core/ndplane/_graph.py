@@ -1,19 +1,19 @@
-"""The autograd graph: nodes recorded by ops, grad mode, and the backward engine.
+"""The autograd graph: nodes recorded by ops, and grad mode (the backward engine is
+:mod:`ndplane.autograd.engine`, a layer above every op).
 
 An op that produced ``out`` from inputs of which at least one requires a
 gradient calls :func:`record`; ``out._node`` then points at a :class:`Node`
 holding the rule's name, the inputs, the arrays the rule needs (checked
 against their storage's version counter at backward time) and parameters.
 Rules live in a table (``RULES``) filled by :mod:`ndplane.autograd.rules`, so
-this module imports no op.
+this module imports no op: it sits just above ``_array`` and below ``_dispatch``.
 
 An op with several outputs (``linalg.svd``: U, S, Vh) calls :func:`record_multi`:
 each output gets its own node (so an in-place alias of one output keeps its
 place), and the nodes share a ``group`` key. ``run_backward`` collects the
 gradient of every output of a group (``None`` where none flowed) and calls the
 rule once, with the tuple, when it reaches the group's last output in
-topological order: every output comes before the op's inputs there, so each
-output's gradient is complete by then.
+topological order (see :func:`ndplane.autograd.engine.run_backward`).
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .._array import Array
+from ._array import Array, detached
 
-__all__ = ["Node", "record", "record_multi", "record_elementwise", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "run_backward"]
+__all__ = ["Node", "record", "record_multi", "record_elementwise", "no_grad", "enable_grad", "is_grad_enabled",
+           "set_grad_enabled", "alias", "check_inplace"]  # fmt: skip
 
 #: name -> rule(g, node) -> tuple with one gradient (or None) per input.
 RULES: dict[str, Callable[[Any, Node], Sequence[Any]]] = {}
@@ -133,7 +133,7 @@ class Node:
         (``create_graph``), a rule reading its output then differentiates through the op."""
         saved = list(self.saved)
         for pos, index in self.out_slots:
-            a = _detached(saved[pos])
+            a = detached(saved[pos])
             if self.group is None or self.group[0] == index:
                 a._node = self
             else:
@@ -146,24 +146,6 @@ class Node:
         return tuple(saved)
 
 
-class _LazyArrayType:
-    """``type(x) is _Array`` without importing _array at module load (it imports this module)."""
-
-
-_Array: Any = _LazyArrayType
-
-
-def bind_array_type(cls: type) -> None:
-    global _Array
-    _Array = cls
-
-
-def _detached(x: Array) -> Array:
-    """The same data as a new Array outside the graph (shares storage, no node)."""
-    from .._array import _new
-
-    r = x._ref
-    return _new(x._storage, r.dtype, r.shape, r.strides, r.offset)
 
 
 def record(name: str, out: Array, inputs: tuple[Any, ...], saved: tuple[Array, ...] = (),
@@ -175,14 +157,14 @@ def record(name: str, out: Array, inputs: tuple[Any, ...], saved: tuple[Array, .
     """
     if not getattr(_state, "enabled", True):
         return out
-    arrays = [x if type(x) is _Array and x.requires_grad else None for x in inputs]
+    arrays = [x if type(x) is Array and x.requires_grad else None for x in inputs]
     if arrays.count(None) == len(arrays) or out._ref.dtype.kind not in _FLOATING:
         return out  # no input needs a gradient, or an integer/boolean result (none flows)
     out_slots: tuple[tuple[int, int], ...] = ()
     for s in saved:
         if s is out:  # NOTE: identity, not `in`: Array.__eq__ is elementwise
             out_slots = tuple((i, 0) for i, x in enumerate(saved) if x is out)
-            saved = tuple(_detached(x) if x is out else x for x in saved)
+            saved = tuple(detached(x) if x is out else x for x in saved)
             break
     out._node = Node(name, tuple(arrays), saved, params, None, out_slots)
     out.requires_grad = True
@@ -198,11 +180,11 @@ def record_multi(name: str, outs: tuple[Array, ...], inputs: tuple[Any, ...], sa
     with one gradient per output, ``None`` for an output no gradient reached."""
     if not getattr(_state, "enabled", True):
         return outs
-    arrays = tuple(x if type(x) is _Array and x.requires_grad else None for x in inputs)
+    arrays = tuple(x if type(x) is Array and x.requires_grad else None for x in inputs)
     if arrays.count(None) == len(arrays):
         return outs
     out_slots = tuple((p, j) for p, s in enumerate(saved) for j, o in enumerate(outs) if s is o)
-    saved = tuple(_detached(s) if any(s is o for o in outs) else s for s in saved)
+    saved = tuple(detached(s) if any(s is o for o in outs) else s for s in saved)
     key = object()
     for i, out in enumerate(outs):
         if out._ref.dtype.kind in _FLOATING:
@@ -214,7 +196,7 @@ def record_multi(name: str, outs: tuple[Array, ...], inputs: tuple[Any, ...], sa
 def alias(x: Array) -> Array:
     """A second Array object for ``x`` (same storage, layout and node): what an in-place
     write records as the value before the write."""
-    a = _detached(x)
+    a = detached(x)
     a._node, a.requires_grad = x._node, x.requires_grad
     return a
 
@@ -232,111 +214,8 @@ def record_elementwise(op: str, out: Array, operands: tuple[Any, ...]) -> Array:
     ``params`` keeps the scalar operands (None in an array's place)."""
     with_operands = op not in NO_SAVE
     with_out = op in NEEDS_OUT
-    saved = [x for x in operands if type(x) is _Array] if with_operands else []
+    saved = [x for x in operands if type(x) is Array] if with_operands else []
     if with_out:
         saved.append(out)  # NOTE: record() stores it detached and marks it as the output
-    scalars = tuple([None if type(x) is _Array else x for x in operands])
+    scalars = tuple([None if type(x) is Array else x for x in operands])
     return record(op, out, operands, tuple(saved), (scalars, with_operands, with_out))
-
-
-def _toposort(roots: Sequence[Array]) -> list[Array]:
-    """Arrays reachable from ``roots`` through nodes, each after every array that uses it."""
-    order: list[Array] = []
-    seen: set[int] = set()
-    for root in roots:
-        if id(root) in seen:
-            continue
-        seen.add(id(root))
-        stack: list[tuple[Array, int]] = [(root, 0)]
-        while stack:
-            arr, i = stack.pop()
-            node = arr._node
-            inputs = node.inputs if node is not None and node.inputs is not None else ()
-            if i < len(inputs):
-                stack.append((arr, i + 1))
-                child = inputs[i]
-                if child is not None and id(child) not in seen:
-                    seen.add(id(child))
-                    stack.append((child, 0))
-            else:
-                order.append(arr)
-    order.reverse()  # every array now precedes the arrays it was computed from
-    return order
-
-
-def run_backward(
-    roots: Sequence[Array], grads: Sequence[Array], *, retain_graph: bool, create_graph: bool,
-    inputs: Sequence[Array] | None = None,
-) -> list[Array | None] | None:  # fmt: skip
-    """Propagate ``grads`` from ``roots`` back through the graph.
-
-    Without ``inputs``: accumulate into ``.grad`` of every leaf that requires a gradient.
-    With ``inputs``: return their gradients (``None`` where unreachable), touching no ``.grad``.
-    """
-    from .._dispatch import binary
-
-    acc: dict[int, Array] = {}
-    for r, g in zip(roots, grads):
-        acc[id(r)] = binary("add", acc[id(r)], g) if id(r) in acc else g
-    wanted = {id(x) for x in inputs} if inputs is not None else None
-    order = _toposort(roots)
-    # NOTE: several arrays may share a node (an op's outputs; an output and the alias of it a
-    # rule read under create_graph): their gradients are summed and the rule runs once, at the
-    # last of them in the order -- by then every contribution has arrived.
-    last: dict[int, int] = {}
-    shared: set[int] = set()
-    for i, a in enumerate(order):
-        n = a._node
-        if n is not None:
-            k = id(n.group[2]) if n.group is not None else id(n)
-            if k in last:
-                shared.add(k)
-            last[k] = i
-    pending: dict[int, Any] = {}
-    with set_grad_enabled(create_graph):
-        for i, arr in enumerate(order):
-            g = acc.get(id(arr))
-            node = arr._node
-            if node is None:
-                if g is not None and wanted is None and arr.requires_grad:
-                    arr.grad = g if arr.grad is None else binary("add", arr.grad, g)
-                continue
-            if wanted is not None and id(arr) in wanted:
-                g = None  # a requested intermediate: keep its gradient, stop here
-            if node.group is not None:
-                g = _gather(node.group, g, last[id(node.group[2])] == i, pending)
-            elif id(node) in shared:
-                g = _gather((0, 1, node), g, last[id(node)] == i, pending)
-                g = g[0] if g is not None else None
-            if g is None:
-                continue
-            in_grads = RULES[node.name](g, node)
-            for child, cg in zip(node.inputs, in_grads):
-                if child is None or cg is None:
-                    continue
-                if cg.dtype is not child.dtype:
-                    from .._dispatch import cast
-
-                    cg = cast(cg, child.dtype)
-                key = id(child)
-                acc[key] = binary("add", acc[key], cg) if key in acc else cg
-            if not retain_graph:
-                node.saved = None
-    if inputs is not None:
-        return [acc.get(id(x)) for x in inputs]
-    return None
-
-
-def _gather(group: tuple[int, int, object], g: Array | None, is_last: bool,
-            pending: dict[int, list[Any]]) -> tuple[Array | None, ...] | None:  # fmt: skip
-    """Add ``g`` to its output's slot of the group; on the group's last output, the slots."""
-    from .._dispatch import binary
-
-    index, count, key = group
-    slots = pending.setdefault(id(key), [None] * count)
-    if g is not None:
-        slots[index] = g if slots[index] is None else binary("add", slots[index], g)
-    if not is_last:
-        return None
-    del pending[id(key)]
-    return tuple(slots) if any(s is not None for s in slots) else None
