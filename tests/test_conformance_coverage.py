@@ -50,6 +50,8 @@ def _public_functions() -> list[str]:
 @pytest.mark.parametrize("name", _public_functions())
 def test_every_public_function_is_in_the_suite(name: str) -> None:
     leaf = name.rsplit(".", 1)[-1]
+    if name in elementwise.UNARY or name in elementwise.BINARY:
+        return  # every row of the core's op table is driven by test_elementwise on every backend
     assert re.search(rf"\b{re.escape(leaf)}\b", SOURCE), (
         f"ndplane.{name} is called by no test of ndplane.conformance: add one (every backend runs it)."
     )

@@ -11,10 +11,6 @@ from ._devices import Device
 from ._dtypes import DType
 from .backend.base import Backend, Ref
 
-_Scalar = bool | int | float | complex
-_Operand = Array | bool | int | float | complex
-_Axis = int | tuple[int, ...] | list[int] | None
-
 class Storage:
     buffer: Any
     device: Device
@@ -153,6 +149,9 @@ class Array:
                  create_graph: bool = False) -> None: ...
     def detach(self) -> Array: ...
     def requires_grad_(self, requires_grad: bool = True) -> Array: ...
+
+_Operand = Array | bool | int | float | complex
+_Axis = int | tuple[int, ...] | list[int] | None
 
 def _new(storage: Storage, dtype: DType, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array: ...
 def _new_contiguous(storage: Storage, dtype: DType, shape: tuple[int, ...], size: int) -> Array: ...

@@ -1,20 +1,30 @@
 """Elementwise functions (Array API chapter) and the Array operators.
 
-Each function is one row of a table: its op name (also the backend op name),
-the dtype kinds it accepts and how its result dtype follows from the input
-dtype.  The rows fill ``_dispatch.META``; a few ops also get a decomposition
-into other ops for backends that lack the kernel.
+Every native elementwise op is one row, here: the ``@_unary`` / ``@_binary`` decorator
+above its ``def`` carries the dtype kinds it accepts and how its result dtype follows
+(``rule``), the NumPy reference kernel (what the reference backend and the host fallback
+run, and the conformance suite's oracle), the gradient with what it saves, a decomposition
+into other ops for backends without the kernel, a patch where NumPy departs from the
+standard (``special``), and how the tests judge it (``exact``, ``domain``). The decorator
+fills every table that needs the op -- dispatch's meta rules and decompositions, the
+reference kernels, :data:`OPS` (read by the gradient rules and the tests) -- and returns
+the generated fast function, so the ``def`` line is its signature and its docstring.
+A backend lists the ops it has in ``Backend.ops``; ``backend/ops.py`` names the protocol's.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from . import _dispatch, _dtypes, _graph
 from ._array import Array
 from ._dtypes import DType
+from .backend import reference
 
 __all__: list[str] = []
 
@@ -31,6 +41,35 @@ _KIND_WORDS = {
     _BOOL: "boolean", _ANY: "any", frozenset({"float"}): "real floating-point",
     frozenset({"float", "complex"}): "floating-point",
 }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Op:
+    """One native elementwise op: everything the core knows about it."""
+
+    name: str
+    arity: int
+    kinds: frozenset[str]
+    rule: str
+    """same | float (integers computed in the default float) | realfloat | bool | real."""
+    reference: Callable[..., Any]
+    """The NumPy kernel ``f(*operands, out=out)``."""
+    grad: tuple[Callable[..., Any] | None, ...] | None
+    """Per input, ``f(nd, g, *operands, out) -> gradient`` (``nd``: the namespace); None in a
+    slot: no gradient flows to that input; None: the op is not differentiable."""
+    saves: str
+    """What the gradient reads: "nothing", "operands" or "operands and out"."""
+    decompose: Callable[..., Array] | None
+    special: Callable[..., Array] | None
+    exact: bool
+    """The tests compare bit for bit in the result dtype (else against a float64 reference)."""
+    domain: tuple[float, float] | None
+    """Float test inputs come from this range (default: -100..100)."""
+    summary: str
+
+
+#: Every native elementwise op by name, in definition order.
+OPS: dict[str, Op] = {}
 
 
 def _meta(op: str, kinds: frozenset[str], rule: str) -> Callable[[DType, dict[str, DType]], tuple[DType, DType]]:
@@ -56,87 +95,14 @@ def _meta(op: str, kinds: frozenset[str], rule: str) -> Callable[[DType, dict[st
     return meta
 
 
-# name: (kinds, rule, summary)
-_UNARY: dict[str, tuple[frozenset[str], str, str]] = {
-    "abs": (_NUM, "real", "Absolute value (the magnitude for complex numbers)."),
-    "acos": (_NUM, "float", "Inverse cosine."),
-    "acosh": (_NUM, "float", "Inverse hyperbolic cosine."),
-    "asin": (_NUM, "float", "Inverse sine."),
-    "asinh": (_NUM, "float", "Inverse hyperbolic sine."),
-    "atan": (_NUM, "float", "Inverse tangent."),
-    "atanh": (_NUM, "float", "Inverse hyperbolic tangent."),
-    "bitwise_invert": (_INTB, "same", "Bitwise NOT (logical NOT for booleans)."),
-    "ceil": (_REAL, "same", "Smallest integer-valued number >= x."),
-    "conj": (_NUM, "same", "Complex conjugate (identity for real numbers)."),
-    "cos": (_NUM, "float", "Cosine."),
-    "cosh": (_NUM, "float", "Hyperbolic cosine."),
-    "exp": (_NUM, "float", "Exponential, e**x."),
-    "expm1": (_NUM, "float", "exp(x) - 1, accurate for small x."),
-    "floor": (_REAL, "same", "Largest integer-valued number <= x."),
-    "imag": (_NUM, "real", "Imaginary part (zeros for real numbers)."),
-    "isfinite": (_NUM, "bool", "Whether x is finite."),
-    "isinf": (_NUM, "bool", "Whether x is +-infinity."),
-    "isnan": (_NUM, "bool", "Whether x is NaN."),
-    "log": (_NUM, "float", "Natural logarithm."),
-    "log1p": (_NUM, "float", "log(1 + x), accurate for small x."),
-    "log2": (_NUM, "float", "Base-2 logarithm."),
-    "log10": (_NUM, "float", "Base-10 logarithm."),
-    "logical_not": (_BOOL, "same", "Logical NOT."),
-    "negative": (_NUM, "same", "Numerical negative, -x."),
-    "real": (_NUM, "real", "Real part."),
-    "reciprocal": (_NUM, "float", "1 / x."),
-    "round": (_NUM, "same", "Round to the nearest integer, halves to even."),
-    "sign": (_NUM, "same", "Sign: -1, 0 or 1 (x / |x| for complex numbers)."),
-    "signbit": (_REAL, "bool", "Whether the sign bit is set (True for -0.0)."),
-    "sin": (_NUM, "float", "Sine."),
-    "sinh": (_NUM, "float", "Hyperbolic sine."),
-    "sqrt": (_NUM, "float", "Square root."),
-    "square": (_NUM, "same", "x * x."),
-    "tan": (_NUM, "float", "Tangent."),
-    "tanh": (_NUM, "float", "Hyperbolic tangent."),
-    "trunc": (_REAL, "same", "Round toward zero."),
-}
-
-_BINARY: dict[str, tuple[frozenset[str], str, str]] = {
-    "add": (_NUM, "same", "x1 + x2."),
-    "atan2": (_REAL, "realfloat", "Inverse tangent of x1 / x2, in the quadrant of (x2, x1)."),
-    "bitwise_and": (_INTB, "same", "Bitwise AND."),
-    "bitwise_left_shift": (_INT, "same", "x1 << x2."),
-    "bitwise_or": (_INTB, "same", "Bitwise OR."),
-    "bitwise_right_shift": (_INT, "same", "x1 >> x2 (arithmetic for signed integers)."),
-    "bitwise_xor": (_INTB, "same", "Bitwise XOR."),
-    "copysign": (_REAL, "realfloat", "x1 with the sign of x2."),
-    "divide": (_NUM, "float", "True division x1 / x2."),
-    "equal": (_ANY, "bool", "x1 == x2."),
-    "floor_divide": (_REAL, "same", "Floor division x1 // x2."),
-    "greater": (_REAL, "bool", "x1 > x2."),
-    "greater_equal": (_REAL, "bool", "x1 >= x2."),
-    "hypot": (_REAL, "realfloat", "sqrt(x1**2 + x2**2) without undue overflow."),
-    "less": (_REAL, "bool", "x1 < x2."),
-    "less_equal": (_REAL, "bool", "x1 <= x2."),
-    "logaddexp": (_REAL, "realfloat", "log(exp(x1) + exp(x2)) without overflow."),
-    "logical_and": (_BOOL, "same", "Logical AND."),
-    "logical_or": (_BOOL, "same", "Logical OR."),
-    "logical_xor": (_BOOL, "same", "Logical XOR."),
-    "maximum": (_REAL, "same", "Elementwise maximum (NaN propagates)."),
-    "minimum": (_REAL, "same", "Elementwise minimum (NaN propagates)."),
-    "multiply": (_NUM, "same", "x1 * x2."),
-    "nextafter": (_REAL, "realfloat", "The next representable value after x1 toward x2."),
-    "not_equal": (_ANY, "bool", "x1 != x2."),
-    "pow": (_NUM, "same", "x1 ** x2."),
-    "remainder": (_REAL, "same", "x1 % x2, with the sign of x2 (as Python)."),
-    "subtract": (_NUM, "same", "x1 - x2."),
-}
-
-
 def _check_array(name: str, x: Any) -> Array:
     if type(x) is not Array:
         raise TypeError(f"{name}: expected an ndplane array; got {type(x).__name__}.")
     return x
 
 
-def _make_unary(op: str, summary: str) -> Callable[[Array], Array]:
-    unary = _SPECIAL_UNARY.get(op, _dispatch.unary)
+def _make_unary(op: str, summary: str, special: Callable[..., Array] | None) -> Callable[[Array], Array]:
+    unary = special or _dispatch.unary
 
     def fn(x: Array, /) -> Array:
         if type(x) is not Array:
@@ -145,11 +111,11 @@ def _make_unary(op: str, summary: str) -> Callable[[Array], Array]:
 
     fn.__name__ = fn.__qualname__ = op
     fn.__doc__ = f"{summary}\n\nElementwise Array API function ``{op}(x)``; see docs/api.md."
+    fn.__annotations__ = {"x": "Array", "return": "Array"}
     return fn
 
 
-def _make_binary(op: str, summary: str) -> Callable[[Operand, Operand], Array]:
-    special = _SPECIAL_BINARY.get(op)
+def _make_binary(op: str, summary: str, special: Callable[..., Array] | None) -> Callable[[Operand, Operand], Array]:
     if special is None:
         fn = _dispatch._FAST_BINARY[op] = _dispatch.fast_binary(op)
     else:
@@ -224,32 +190,422 @@ def _tanh(op: str, x: Array) -> Array:
     return _dispatch.where(edge, _dispatch.cast(_dispatch.unary("sign", re), x.dtype), out)
 
 
-_SPECIAL_UNARY: dict[str, Callable[[str, Array], Array]] = {"expm1": _expm1, "sign": _sign, "tanh": _tanh}
-_SPECIAL_BINARY: dict[str, Callable[[str, Any, Any], Array]] = {"floor_divide": _floor_divide}
+def _row(arity: int, kinds: frozenset[str], rule: str, reference_kernel: Callable[..., Any], *,
+         grad: tuple[Callable[..., Any] | None, ...] | None = None, saves: str = "operands",
+         decompose: Callable[..., Array] | None = None, special: Callable[..., Array] | None = None,
+         exact: bool = False, domain: tuple[float, float] | None = None) -> Callable[[Callable[..., Any]], Any]:
+    """Register the op the decorated ``def`` names; return its generated function."""
+    assert saves in ("nothing", "operands", "operands and out"), saves
 
-_g = globals()
-for _name, (_kinds, _rule, _summary) in _UNARY.items():
-    _dispatch.META[_name] = _meta(_name, _kinds, _rule)
-    _g[_name] = _make_unary(_name, _summary)
-    __all__.append(_name)
-for _name, (_kinds, _rule, _summary) in _BINARY.items():
-    _dispatch.META[_name] = _meta(_name, _kinds, _rule)
-    _g[_name] = _make_binary(_name, _summary)
-    __all__.append(_name)
+    def register(fn: Callable[..., Any]) -> Any:
+        name, summary = fn.__name__, (fn.__doc__ or "").strip()
+        op = Op(name, arity, kinds, rule, reference_kernel, grad, saves, decompose, special, exact, domain, summary)
+        OPS[name] = op
+        _dispatch.META[name] = _meta(name, kinds, rule)
+        (reference.UNARY if arity == 1 else reference.BINARY)[name] = reference_kernel
+        if decompose is not None:
+            _dispatch.DECOMPOSITIONS[name] = decompose
+        __all__.append(name)
+        return _make_unary(name, summary, special) if arity == 1 else _make_binary(name, summary, special)
 
-# Names bound above, spelled out for readers and type checkers.
-abs: Callable[[Array], Array]
-add: Callable[[Operand, Operand], Array]
-divide: Callable[[Operand, Operand], Array]
-equal: Callable[[Operand, Operand], Array]
-exp: Callable[[Array], Array]
-log: Callable[[Array], Array]
-log1p: Callable[[Array], Array]
-maximum: Callable[[Operand, Operand], Array]
-minimum: Callable[[Operand, Operand], Array]
-multiply: Callable[[Operand, Operand], Array]
-negative: Callable[[Array], Array]
-subtract: Callable[[Operand, Operand], Array]
+    return register
+
+
+def _unary(kinds: frozenset[str], rule: str, reference_kernel: Callable[..., Any], **row: Any) -> Callable[..., Any]:
+    return _row(1, kinds, rule, reference_kernel, **row)
+
+
+def _binary(kinds: frozenset[str], rule: str, reference_kernel: Callable[..., Any], **row: Any) -> Callable[..., Any]:
+    return _row(2, kinds, rule, reference_kernel, **row)
+
+
+def _c(nd: Any, x: Any) -> Any:
+    """For gradients: the complex conjugate of a complex array or Python scalar (else ``x``)."""
+    if type(x) is Array:
+        return nd.conj(x) if x.dtype.kind == "complex" else x
+    return x.conjugate() if type(x) is complex else x
+
+
+def _maxmin_a(nd: Any, g: Any, a: Any, b: Any, o: Any) -> Any:
+    # NOTE: ties split the gradient evenly, as PyTorch does for maximum/minimum.
+    return g * nd.where(a == b, 0.5, nd.where(a == o, 1.0, 0.0))
+
+
+def _maxmin_b(nd: Any, g: Any, a: Any, b: Any, o: Any) -> Any:
+    return g * nd.where(a == b, 0.5, nd.where(b == o, 1.0, 0.0))
+
+
+def _pow_a(nd: Any, g: Any, a: Any, b: Any, o: Any) -> Any:
+    if type(b) is Array:
+        return g * _c(nd, b * nd.where(b == 0, 1, a) ** nd.where(b == 0, 1, b - 1))
+    return g * _c(nd, b * a ** (b - 1) if b != 0 else a * 0)
+
+
+def _pow_b(nd: Any, g: Any, a: Any, b: Any, o: Any) -> Any:
+    safe = nd.where(a == 0, 1, a) if type(a) is Array else (a if a != 0 else 1)
+    return g * _c(nd, o * nd.log(safe) if type(safe) is Array else o * math.log(safe))
+
+
+def _copysign_a(nd: Any, g: Any, a: Any, b: Any, o: Any) -> Any:
+    return g * nd.where(nd.signbit(a) == nd.signbit(o), 1.0, -1.0)
+
+
+
+def _sign_kernel(x: np.ndarray, out: np.ndarray) -> Any:
+    if x.dtype.kind == "c":  # x / |x|, and 0 for 0 (NumPy >= 2 agrees; be explicit)
+        mag = np.abs(x)
+        return np.divide(x, np.where(mag == 0, 1, mag), out=out)
+    return np.sign(x, out=out)
+
+
+def _imag_kernel(x: np.ndarray, out: np.ndarray) -> Any:
+    return np.copyto(out, np.imag(x))
+
+
+def _real_kernel(x: np.ndarray, out: np.ndarray) -> Any:
+    return np.copyto(out, np.real(x))
+
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+
+def _logaddexp(a: Any, b: Any) -> Array:
+    hi = maximum(a, b)
+    stable = add(hi, log1p(exp(negative(abs(subtract(a, b))))))
+    # NOTE: equal infinities give inf - inf = nan above; a + log(2) is exact for them.
+    return _dispatch.where(equal(a, b), add(a if type(a) is Array else hi, _LN2), stable)
+
+
+# ---------------------------------------------------------------------------
+# the ops, one row each
+# ---------------------------------------------------------------------------
+
+
+@_unary(_NUM, "real", np.abs, grad=(lambda nd, g, x, o: g * nd.where(o == 0, 0, x / nd.where(o == 0, 1, o)) if x.dtype.kind == "complex"
+    else g * nd.sign(x),), saves="operands and out", exact=True)
+def abs(x: Array, /) -> Array:
+    """Absolute value (the magnitude for complex numbers)."""
+
+
+@_unary(_NUM, "float", np.arccos, grad=(lambda nd, g, x, o: -g / _c(nd, nd.sqrt(1 - x * x)),), domain=(-1.5, 1.5))
+def acos(x: Array, /) -> Array:
+    """Inverse cosine."""
+
+
+@_unary(_NUM, "float", np.arccosh, grad=(lambda nd, g, x, o: g / _c(nd, nd.sqrt(x * x - 1)),), domain=(0, 20))
+def acosh(x: Array, /) -> Array:
+    """Inverse hyperbolic cosine."""
+
+
+@_unary(_NUM, "float", np.arcsin, grad=(lambda nd, g, x, o: g / _c(nd, nd.sqrt(1 - x * x)),), domain=(-1.5, 1.5))
+def asin(x: Array, /) -> Array:
+    """Inverse sine."""
+
+
+@_unary(_NUM, "float", np.arcsinh, grad=(lambda nd, g, x, o: g / _c(nd, nd.sqrt(x * x + 1)),))
+def asinh(x: Array, /) -> Array:
+    """Inverse hyperbolic sine."""
+
+
+@_unary(_NUM, "float", np.arctan, grad=(lambda nd, g, x, o: g / _c(nd, 1 + x * x),))
+def atan(x: Array, /) -> Array:
+    """Inverse tangent."""
+
+
+@_unary(_NUM, "float", np.arctanh, grad=(lambda nd, g, x, o: g / _c(nd, 1 - x * x),), domain=(-1.5, 1.5))
+def atanh(x: Array, /) -> Array:
+    """Inverse hyperbolic tangent."""
+
+
+@_unary(_INTB, "same", np.invert, exact=True)
+def bitwise_invert(x: Array, /) -> Array:
+    """Bitwise NOT (logical NOT for booleans)."""
+
+
+@_unary(_REAL, "same", np.ceil, grad=(None,), saves="nothing", exact=True)
+def ceil(x: Array, /) -> Array:
+    """Smallest integer-valued number >= x."""
+
+
+@_unary(_NUM, "same", np.conjugate, grad=(lambda nd, g, x, o: nd.conj(g),), saves="nothing", exact=True)
+def conj(x: Array, /) -> Array:
+    """Complex conjugate (identity for real numbers)."""
+
+
+@_unary(_NUM, "float", np.cos, grad=(lambda nd, g, x, o: -g * _c(nd, nd.sin(x)),))
+def cos(x: Array, /) -> Array:
+    """Cosine."""
+
+
+@_unary(_NUM, "float", np.cosh, grad=(lambda nd, g, x, o: g * _c(nd, nd.sinh(x)),), domain=(-10, 10))
+def cosh(x: Array, /) -> Array:
+    """Hyperbolic cosine."""
+
+
+@_unary(_NUM, "float", np.exp, grad=(lambda nd, g, x, o: g * _c(nd, o),), saves="operands and out", domain=(-10, 10))
+def exp(x: Array, /) -> Array:
+    """Exponential, e**x."""
+
+
+@_unary(_NUM, "float", np.expm1, special=_expm1, grad=(lambda nd, g, x, o: g * _c(nd, o + 1),), saves="operands and out", domain=(-10, 10))
+def expm1(x: Array, /) -> Array:
+    """exp(x) - 1, accurate for small x."""
+
+
+@_unary(_REAL, "same", np.floor, grad=(None,), saves="nothing", exact=True)
+def floor(x: Array, /) -> Array:
+    """Largest integer-valued number <= x."""
+
+
+@_unary(_NUM, "real", _imag_kernel, grad=(lambda nd, g, x, o: nd.astype(g, x.dtype) * 1j if x.dtype.kind == "complex" else g * 0,), exact=True)
+def imag(x: Array, /) -> Array:
+    """Imaginary part (zeros for real numbers)."""
+
+
+@_unary(_NUM, "bool", np.isfinite, exact=True)
+def isfinite(x: Array, /) -> Array:
+    """Whether x is finite."""
+
+
+@_unary(_NUM, "bool", np.isinf, exact=True)
+def isinf(x: Array, /) -> Array:
+    """Whether x is +-infinity."""
+
+
+@_unary(_NUM, "bool", np.isnan, exact=True)
+def isnan(x: Array, /) -> Array:
+    """Whether x is NaN."""
+
+
+@_unary(_NUM, "float", np.log, grad=(lambda nd, g, x, o: g / _c(nd, x),))
+def log(x: Array, /) -> Array:
+    """Natural logarithm."""
+
+
+@_unary(_NUM, "float", np.log1p, grad=(lambda nd, g, x, o: g / _c(nd, x + 1),))
+def log1p(x: Array, /) -> Array:
+    """log(1 + x), accurate for small x."""
+
+
+@_unary(_NUM, "float", np.log2, grad=(lambda nd, g, x, o: g / (_c(nd, x) * _LN2),), decompose=lambda x: multiply(log(x), 1 / _LN2))
+def log2(x: Array, /) -> Array:
+    """Base-2 logarithm."""
+
+
+@_unary(_NUM, "float", np.log10, grad=(lambda nd, g, x, o: g / (_c(nd, x) * _LN10),), decompose=lambda x: multiply(log(x), 1 / _LN10))
+def log10(x: Array, /) -> Array:
+    """Base-10 logarithm."""
+
+
+@_unary(_BOOL, "same", np.logical_not, exact=True, decompose=lambda x: equal(x, False))
+def logical_not(x: Array, /) -> Array:
+    """Logical NOT."""
+
+
+@_unary(_NUM, "same", np.negative, grad=(lambda nd, g, x, o: -g,), saves="nothing", exact=True)
+def negative(x: Array, /) -> Array:
+    """Numerical negative, -x."""
+
+
+@_unary(_NUM, "real", _real_kernel, grad=(lambda nd, g, x, o: nd.astype(g, x.dtype) if x.dtype.kind == "complex" else g,), exact=True)
+def real(x: Array, /) -> Array:
+    """Real part."""
+
+
+@_unary(_NUM, "float", lambda x, out: np.divide(1, x, out=out), grad=(lambda nd, g, x, o: -g * _c(nd, o * o),), saves="operands and out", decompose=lambda x: divide(1, x))
+def reciprocal(x: Array, /) -> Array:
+    """1 / x."""
+
+
+@_unary(_NUM, "same", lambda x, out: np.round(x, out=out), grad=(None,), saves="nothing", exact=True)
+def round(x: Array, /) -> Array:
+    """Round to the nearest integer, halves to even."""
+
+
+@_unary(_NUM, "same", _sign_kernel, special=_sign, grad=(None,), saves="nothing", exact=True)
+def sign(x: Array, /) -> Array:
+    """Sign: -1, 0 or 1 (x / |x| for complex numbers)."""
+
+
+@_unary(_REAL, "bool", np.signbit, exact=True)
+def signbit(x: Array, /) -> Array:
+    """Whether the sign bit is set (True for -0.0)."""
+
+
+@_unary(_NUM, "float", np.sin, grad=(lambda nd, g, x, o: g * _c(nd, nd.cos(x)),))
+def sin(x: Array, /) -> Array:
+    """Sine."""
+
+
+@_unary(_NUM, "float", np.sinh, grad=(lambda nd, g, x, o: g * _c(nd, nd.cosh(x)),), domain=(-10, 10))
+def sinh(x: Array, /) -> Array:
+    """Hyperbolic sine."""
+
+
+@_unary(_NUM, "float", np.sqrt, grad=(lambda nd, g, x, o: g / (2 * _c(nd, o)),), saves="operands and out")
+def sqrt(x: Array, /) -> Array:
+    """Square root."""
+
+
+@_unary(_NUM, "same", np.square, grad=(lambda nd, g, x, o: g * 2 * _c(nd, x),), domain=(-100, 100), decompose=lambda x: multiply(x, x))
+def square(x: Array, /) -> Array:
+    """x * x."""
+
+
+@_unary(_NUM, "float", np.tan, grad=(lambda nd, g, x, o: g * _c(nd, 1 + o * o),), saves="operands and out", domain=(-1.5, 1.5))
+def tan(x: Array, /) -> Array:
+    """Tangent."""
+
+
+@_unary(_NUM, "float", np.tanh, special=_tanh, grad=(lambda nd, g, x, o: g * _c(nd, 1 - o * o),), saves="operands and out")
+def tanh(x: Array, /) -> Array:
+    """Hyperbolic tangent."""
+
+
+@_unary(_REAL, "same", np.trunc, grad=(None,), saves="nothing", exact=True)
+def trunc(x: Array, /) -> Array:
+    """Round toward zero."""
+
+
+@_binary(_NUM, "same", np.add, grad=(lambda nd, g, a, b, o: g, lambda nd, g, a, b, o: g), saves="nothing")
+def add(x1: Operand, x2: Operand, /) -> Array:
+    """x1 + x2."""
+
+
+@_binary(_REAL, "realfloat", np.arctan2, grad=(lambda nd, g, a, b, o: g * b / (a * a + b * b), lambda nd, g, a, b, o: -g * a / (a * a + b * b)))
+def atan2(x1: Operand, x2: Operand, /) -> Array:
+    """Inverse tangent of x1 / x2, in the quadrant of (x2, x1)."""
+
+
+@_binary(_INTB, "same", np.bitwise_and, exact=True)
+def bitwise_and(x1: Operand, x2: Operand, /) -> Array:
+    """Bitwise AND."""
+
+
+@_binary(_INT, "same", np.left_shift, exact=True)
+def bitwise_left_shift(x1: Operand, x2: Operand, /) -> Array:
+    """x1 << x2."""
+
+
+@_binary(_INTB, "same", np.bitwise_or, exact=True)
+def bitwise_or(x1: Operand, x2: Operand, /) -> Array:
+    """Bitwise OR."""
+
+
+@_binary(_INT, "same", np.right_shift, exact=True)
+def bitwise_right_shift(x1: Operand, x2: Operand, /) -> Array:
+    """x1 >> x2 (arithmetic for signed integers)."""
+
+
+@_binary(_INTB, "same", np.bitwise_xor, exact=True)
+def bitwise_xor(x1: Operand, x2: Operand, /) -> Array:
+    """Bitwise XOR."""
+
+
+@_binary(_REAL, "realfloat", np.copysign, grad=(_copysign_a, None), saves="operands and out", exact=True)
+def copysign(x1: Operand, x2: Operand, /) -> Array:
+    """x1 with the sign of x2."""
+
+
+@_binary(_NUM, "float", np.divide, grad=(lambda nd, g, a, b, o: g / _c(nd, b), lambda nd, g, a, b, o: -g * _c(nd, o / b)), saves="operands and out")
+def divide(x1: Operand, x2: Operand, /) -> Array:
+    """True division x1 / x2."""
+
+
+@_binary(_ANY, "bool", np.equal, exact=True)
+def equal(x1: Operand, x2: Operand, /) -> Array:
+    """x1 == x2."""
+
+
+@_binary(_REAL, "same", np.floor_divide, special=_floor_divide, grad=(None, None), saves="nothing")
+def floor_divide(x1: Operand, x2: Operand, /) -> Array:
+    """Floor division x1 // x2."""
+
+
+@_binary(_REAL, "bool", np.greater, exact=True, decompose=lambda a, b: _dispatch.binary("less", b, a))
+def greater(x1: Operand, x2: Operand, /) -> Array:
+    """x1 > x2."""
+
+
+@_binary(_REAL, "bool", np.greater_equal, exact=True, decompose=lambda a, b: _dispatch.binary("less_equal", b, a))
+def greater_equal(x1: Operand, x2: Operand, /) -> Array:
+    """x1 >= x2."""
+
+
+@_binary(_REAL, "realfloat", np.hypot, grad=(lambda nd, g, a, b, o: g * a / o, lambda nd, g, a, b, o: g * b / o), saves="operands and out")
+def hypot(x1: Operand, x2: Operand, /) -> Array:
+    """sqrt(x1**2 + x2**2) without undue overflow."""
+
+
+@_binary(_REAL, "bool", np.less, exact=True)
+def less(x1: Operand, x2: Operand, /) -> Array:
+    """x1 < x2."""
+
+
+@_binary(_REAL, "bool", np.less_equal, exact=True)
+def less_equal(x1: Operand, x2: Operand, /) -> Array:
+    """x1 <= x2."""
+
+
+@_binary(_REAL, "realfloat", np.logaddexp, grad=(lambda nd, g, a, b, o: g * nd.exp(a - o), lambda nd, g, a, b, o: g * nd.exp(b - o)), saves="operands and out", domain=(-20, 20), decompose=_logaddexp)
+def logaddexp(x1: Operand, x2: Operand, /) -> Array:
+    """log(exp(x1) + exp(x2)) without overflow."""
+
+
+@_binary(_BOOL, "same", np.logical_and, exact=True, decompose=lambda a, b: _dispatch.binary("bitwise_and", a, b))
+def logical_and(x1: Operand, x2: Operand, /) -> Array:
+    """Logical AND."""
+
+
+@_binary(_BOOL, "same", np.logical_or, exact=True, decompose=lambda a, b: _dispatch.binary("bitwise_or", a, b))
+def logical_or(x1: Operand, x2: Operand, /) -> Array:
+    """Logical OR."""
+
+
+@_binary(_BOOL, "same", np.logical_xor, exact=True, decompose=lambda a, b: _dispatch.binary("not_equal", a, b))
+def logical_xor(x1: Operand, x2: Operand, /) -> Array:
+    """Logical XOR."""
+
+
+@_binary(_REAL, "same", np.maximum, grad=(_maxmin_a, _maxmin_b), saves="operands and out", exact=True)
+def maximum(x1: Operand, x2: Operand, /) -> Array:
+    """Elementwise maximum (NaN propagates)."""
+
+
+@_binary(_REAL, "same", np.minimum, grad=(_maxmin_a, _maxmin_b), saves="operands and out", exact=True)
+def minimum(x1: Operand, x2: Operand, /) -> Array:
+    """Elementwise minimum (NaN propagates)."""
+
+
+@_binary(_NUM, "same", np.multiply, grad=(lambda nd, g, a, b, o: g * _c(nd, b), lambda nd, g, a, b, o: g * _c(nd, a)))
+def multiply(x1: Operand, x2: Operand, /) -> Array:
+    """x1 * x2."""
+
+
+@_binary(_REAL, "realfloat", np.nextafter, grad=(None, None), saves="nothing", exact=True)
+def nextafter(x1: Operand, x2: Operand, /) -> Array:
+    """The next representable value after x1 toward x2."""
+
+
+@_binary(_ANY, "bool", np.not_equal, exact=True, decompose=lambda a, b: _dispatch.unary("logical_not", equal(a, b)))
+def not_equal(x1: Operand, x2: Operand, /) -> Array:
+    """x1 != x2."""
+
+
+@_binary(_NUM, "same", np.power, grad=(_pow_a, _pow_b), saves="operands and out", domain=(-8, 8))
+def pow(x1: Operand, x2: Operand, /) -> Array:
+    """x1 ** x2."""
+
+
+@_binary(_REAL, "same", np.remainder, grad=(lambda nd, g, a, b, o: g, lambda nd, g, a, b, o: -g * nd.floor_divide(a, b)))
+def remainder(x1: Operand, x2: Operand, /) -> Array:
+    """x1 % x2, with the sign of x2 (as Python)."""
+
+
+@_binary(_NUM, "same", np.subtract, grad=(lambda nd, g, a, b, o: g, lambda nd, g, a, b, o: -g), saves="nothing", decompose=lambda a, b: add(a, negative(b)) if type(b) is Array else add(a, -b))
+def subtract(x1: Operand, x2: Operand, /) -> Array:
+    """x1 - x2."""
 
 
 def positive(x: Array, /) -> Array:
@@ -297,35 +653,6 @@ def clip(x: Array, /, min: Operand | None = None, max: Operand | None = None) ->
 
 __all__.append("clip")
 
-# ---------------------------------------------------------------------------
-# decompositions, used only when a backend lacks the kernel
-# ---------------------------------------------------------------------------
-_LN2 = math.log(2.0)
-_DECOMPOSITIONS: dict[str, Callable[..., Array]] = {
-    "square": lambda x: multiply(x, x),
-    "reciprocal": lambda x: divide(1, x),
-    "log2": lambda x: multiply(log(x), 1 / _LN2),
-    "log10": lambda x: multiply(log(x), 1 / math.log(10.0)),
-    "subtract": lambda a, b: add(a, negative(b)) if type(b) is Array else add(a, -b),
-    "greater": lambda a, b: _dispatch.binary("less", b, a),
-    "greater_equal": lambda a, b: _dispatch.binary("less_equal", b, a),
-    "not_equal": lambda a, b: _dispatch.unary("logical_not", equal(a, b)),
-    "logical_not": lambda x: equal(x, False),
-    "logical_and": lambda a, b: _dispatch.binary("bitwise_and", a, b),
-    "logical_or": lambda a, b: _dispatch.binary("bitwise_or", a, b),
-    "logical_xor": lambda a, b: _dispatch.binary("not_equal", a, b),
-    "logaddexp": lambda a, b: _logaddexp(a, b),
-}
-
-
-def _logaddexp(a: Any, b: Any) -> Array:
-    hi = maximum(a, b)
-    stable = add(hi, log1p(exp(negative(abs(subtract(a, b))))))
-    # NOTE: equal infinities give inf - inf = nan above; a + log(2) is exact for them.
-    return _dispatch.where(equal(a, b), add(a if type(a) is Array else hi, _LN2), stable)
-
-
-_dispatch.DECOMPOSITIONS.update(_DECOMPOSITIONS)
 
 # ---------------------------------------------------------------------------
 # operators
@@ -346,9 +673,10 @@ def _operand_ok(other: Any) -> bool:
 
 
 def _forward(op: str) -> Callable[[Array, Any], Any]:
-    if op not in _SPECIAL_BINARY:
+    special = OPS[op].special
+    if special is None:
         return _dispatch.fast_binary(op, operator=True)
-    binary = _SPECIAL_BINARY[op]
+    binary = special
 
     def method(self: Array, other: Any) -> Any:
         if type(other) is not Array and not _operand_ok(other):
@@ -359,7 +687,7 @@ def _forward(op: str) -> Callable[[Array, Any], Any]:
 
 
 def _reflected(op: str) -> Callable[[Array, Any], Any]:
-    binary = _SPECIAL_BINARY.get(op, _dispatch.binary)
+    binary = OPS[op].special or _dispatch.binary
 
     def method(self: Array, other: Any) -> Any:
         if not _operand_ok(other):
@@ -370,7 +698,7 @@ def _reflected(op: str) -> Callable[[Array, Any], Any]:
 
 
 def _inplace(op: str, dunder: str) -> Callable[[Array, Any], Array]:
-    binary = _SPECIAL_BINARY.get(op, _dispatch.binary)
+    binary = OPS[op].special or _dispatch.binary
 
     def method(self: Array, other: Any) -> Array:
         if not _operand_ok(other):

@@ -10,12 +10,12 @@ real dtypes it is skipped.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
-from .. import _dispatch
+from .. import _dispatch, _elementwise
 from .. import _namespace as nd
+from .._elementwise import OPS
 from .._graph import NEEDS_OUT, NO_SAVE, RULES, Node, record
 from .._subscript import _basic_view
 
@@ -24,9 +24,7 @@ Rule = Callable[[Any, Node], Any]
 
 def _c(x: Any) -> Any:
     """The complex conjugate of a complex array or Python scalar (anything else as it is)."""
-    if type(x) is nd.Array:
-        return nd.conj(x) if x.dtype.kind == "complex" else x
-    return x.conjugate() if type(x) is complex else x
+    return _elementwise._c(nd, x)
 
 
 def unbroadcast(g: nd.Array, shape: tuple[int, ...]) -> nd.Array:
@@ -41,121 +39,49 @@ def unbroadcast(g: nd.Array, shape: tuple[int, ...]) -> nd.Array:
     return nd.reshape(s, shape)
 
 
-def _unary(fn: Callable[[Any, Any, Any], Any]) -> Rule:
-    """A rule from ``fn(g, x, out)`` (see :func:`ndplane.autograd.graph.record_elementwise`)."""
+def _unary(fn: Callable[..., Any]) -> Rule:
+    """A rule from the row's ``fn(nd, g, x, out)`` (see :func:`ndplane._graph.record_elementwise`)."""
 
     def rule(g: Any, node: Node) -> tuple[Any]:
         x, out = node.operands()
-        return (fn(g, x, out),)
+        return (fn(nd, g, x, out),)
 
     return rule
 
 
 def _binary(fa: Callable[..., Any] | None, fb: Callable[..., Any] | None) -> Rule:
-    """A rule from ``fa(g, a, b, out)`` and ``fb(...)``; gradients summed back to each input's shape."""
+    """A rule from the row's ``fa(nd, g, a, b, out)`` and ``fb``; gradients summed back to each
+    input's shape."""
 
     def rule(g: Any, node: Node) -> tuple[Any, Any]:
         a, b, out = node.operands()
         ia, ib = node.inputs
-        ga = unbroadcast(fa(g, a, b, out), ia.shape) if ia is not None and fa is not None else None
-        gb = unbroadcast(fb(g, a, b, out), ib.shape) if ib is not None and fb is not None else None
+        ga = unbroadcast(fa(nd, g, a, b, out), ia.shape) if ia is not None and fa is not None else None
+        gb = unbroadcast(fb(nd, g, a, b, out), ib.shape) if ib is not None and fb is not None else None
         return ga, gb
 
     return rule
 
 
-_LN2 = math.log(2.0)
-_LN10 = math.log(10.0)
-_zero = None  # marker: no gradient flows (piecewise-constant functions)
-
-UNARY_RULES: dict[str, Callable[[Any, Any, Any], Any] | None] = {
-    "negative": lambda g, x, o: -g,
-    "positive": lambda g, x, o: g,
-    "conj": lambda g, x, o: nd.conj(g),
-    # NOTE: complex abs: g * sgn(x), sgn(x) = x / |x| (0 at 0), not conjugated (PyTorch's rule)
-    "abs": lambda g, x, o: g * nd.where(o == 0, 0, x / nd.where(o == 0, 1, o)) if x.dtype.kind == "complex"
-    else g * nd.sign(x),
-    "exp": lambda g, x, o: g * _c(o),
-    "expm1": lambda g, x, o: g * _c(o + 1),
-    "log": lambda g, x, o: g / _c(x),
-    "log1p": lambda g, x, o: g / _c(x + 1),
-    "log2": lambda g, x, o: g / (_c(x) * _LN2),
-    "log10": lambda g, x, o: g / (_c(x) * _LN10),
-    "sqrt": lambda g, x, o: g / (2 * _c(o)),
-    "square": lambda g, x, o: g * 2 * _c(x),
-    "reciprocal": lambda g, x, o: -g * _c(o * o),
-    "sin": lambda g, x, o: g * _c(nd.cos(x)),
-    "cos": lambda g, x, o: -g * _c(nd.sin(x)),
-    "tan": lambda g, x, o: g * _c(1 + o * o),
-    "sinh": lambda g, x, o: g * _c(nd.cosh(x)),
-    "cosh": lambda g, x, o: g * _c(nd.sinh(x)),
-    "tanh": lambda g, x, o: g * _c(1 - o * o),
-    "asin": lambda g, x, o: g / _c(nd.sqrt(1 - x * x)),
-    "acos": lambda g, x, o: -g / _c(nd.sqrt(1 - x * x)),
-    "atan": lambda g, x, o: g / _c(1 + x * x),
-    "asinh": lambda g, x, o: g / _c(nd.sqrt(x * x + 1)),
-    "acosh": lambda g, x, o: g / _c(nd.sqrt(x * x - 1)),
-    "atanh": lambda g, x, o: g / _c(1 - x * x),
-    "real": lambda g, x, o: nd.astype(g, x.dtype) if x.dtype.kind == "complex" else g,
-    "imag": lambda g, x, o: nd.astype(g, x.dtype) * 1j if x.dtype.kind == "complex" else g * 0,
-    "sign": _zero, "floor": _zero, "ceil": _zero, "round": _zero, "trunc": _zero,
-}  # fmt: skip
-
-
-def _maxmin_a(g: Any, a: Any, b: Any, o: Any) -> Any:
-    # NOTE: ties split the gradient evenly, as PyTorch does for maximum/minimum.
-    return g * nd.where(a == b, 0.5, nd.where(a == o, 1.0, 0.0))
-
-
-def _maxmin_b(g: Any, a: Any, b: Any, o: Any) -> Any:
-    return g * nd.where(a == b, 0.5, nd.where(b == o, 1.0, 0.0))
-
-
-def _pow_a(g: Any, a: Any, b: Any, o: Any) -> Any:
-    return g * _c(b * nd.where(b == 0, 1, a) ** nd.where(b == 0, 1, b - 1)) if type(b) is nd.Array else g * _c(
-        b * a ** (b - 1) if b != 0 else a * 0
-    )
-
-
-def _pow_b(g: Any, a: Any, b: Any, o: Any) -> Any:
-    safe = nd.where(a == 0, 1, a) if type(a) is nd.Array else (a if a != 0 else 1)
-    return g * _c(o * nd.log(safe) if type(safe) is nd.Array else o * math.log(safe))
-
-
-def _copysign_a(g: Any, a: Any, b: Any, o: Any) -> Any:
-    return g * nd.where(nd.signbit(a) == nd.signbit(o), 1.0, -1.0)
-
-
-BINARY_RULES: dict[str, tuple[Callable[..., Any] | None, Callable[..., Any] | None]] = {
-    "add": (lambda g, a, b, o: g, lambda g, a, b, o: g),
-    "subtract": (lambda g, a, b, o: g, lambda g, a, b, o: -g),
-    "multiply": (lambda g, a, b, o: g * _c(b), lambda g, a, b, o: g * _c(a)),
-    "divide": (lambda g, a, b, o: g / _c(b), lambda g, a, b, o: -g * _c(o / b)),
-    "pow": (_pow_a, _pow_b),
-    "maximum": (_maxmin_a, _maxmin_b),
-    "minimum": (_maxmin_a, _maxmin_b),
-    "atan2": (lambda g, a, b, o: g * b / (a * a + b * b), lambda g, a, b, o: -g * a / (a * a + b * b)),
-    "hypot": (lambda g, a, b, o: g * a / o, lambda g, a, b, o: g * b / o),
-    "logaddexp": (lambda g, a, b, o: g * nd.exp(a - o), lambda g, a, b, o: g * nd.exp(b - o)),
-    "copysign": (_copysign_a, None),
-    "remainder": (lambda g, a, b, o: g, lambda g, a, b, o: -g * nd.floor_divide(a, b)),
-    "floor_divide": (None, None),
-    "nextafter": (None, None),
-}
-
-
-#: Rules that read neither operand nor output: an in-place change of an input is harmless.
-NO_SAVE.update({"negative", "positive", "conj", "add", "subtract", "sign", "floor", "ceil", "round", "trunc",
-                "floor_divide", "nextafter"})  # fmt: skip
-NEEDS_OUT.update({"abs", "exp", "expm1", "sqrt", "reciprocal", "tan", "tanh", "divide", "pow", "maximum",
-                  "minimum", "hypot", "logaddexp", "copysign"})  # fmt: skip
+def _no_gradient(g: Any, node: Node) -> tuple[None]:
+    return (None,)
 
 
 def _install() -> None:
-    for name, fn in UNARY_RULES.items():
-        RULES[name] = _unary(fn) if fn is not None else (lambda g, node: (None,))
-    for name, (fa, fb) in BINARY_RULES.items():
-        RULES[name] = _binary(fa, fb)
+    """The elementwise rules come from the ops' rows; the others are written below."""
+    for op in OPS.values():
+        if op.grad is None:
+            continue
+        if op.arity == 1:
+            RULES[op.name] = _unary(op.grad[0]) if op.grad[0] is not None else _no_gradient
+        else:
+            RULES[op.name] = _binary(*op.grad)
+        if op.saves == "nothing":
+            NO_SAVE.add(op.name)
+        elif op.saves == "operands and out":
+            NEEDS_OUT.add(op.name)
+    RULES["positive"] = lambda g, node: (g,)
+    NO_SAVE.add("positive")
     RULES.update(OTHER_RULES)
 
 

@@ -19,46 +19,10 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _round(x: np.ndarray, out: np.ndarray) -> Any:
-    return np.round(x, out=out)
-
-
-def _reciprocal(x: np.ndarray, out: np.ndarray) -> Any:
-    return np.divide(1, x, out=out)
-
-
-def _sign(x: np.ndarray, out: np.ndarray) -> Any:
-    if x.dtype.kind == "c":  # x / |x|, and 0 for 0 (NumPy >= 2 agrees; be explicit)
-        mag = np.abs(x)
-        return np.divide(x, np.where(mag == 0, 1, mag), out=out)
-    return np.sign(x, out=out)
-
-
-UNARY: dict[str, Callable[..., Any]] = {
-    "abs": np.abs, "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin,
-    "asinh": np.arcsinh, "atan": np.arctan, "atanh": np.arctanh, "bitwise_invert": np.invert,
-    "ceil": np.ceil, "conj": np.conjugate, "cos": np.cos, "cosh": np.cosh, "exp": np.exp,
-    "expm1": np.expm1, "floor": np.floor, "isfinite": np.isfinite, "isinf": np.isinf,
-    "isnan": np.isnan, "log": np.log, "log1p": np.log1p, "log2": np.log2, "log10": np.log10,
-    "logical_not": np.logical_not, "negative": np.negative, "reciprocal": _reciprocal,
-    "round": _round, "sign": _sign, "signbit": np.signbit, "sin": np.sin, "sinh": np.sinh,
-    "sqrt": np.sqrt, "square": np.square, "tan": np.tan, "tanh": np.tanh, "trunc": np.trunc,
-    "real": lambda x, out: np.copyto(out, np.real(x)),
-    "imag": lambda x, out: np.copyto(out, np.imag(x)),
-}  # fmt: skip
-
-BINARY: dict[str, Callable[..., Any]] = {
-    "add": np.add, "atan2": np.arctan2, "bitwise_and": np.bitwise_and,
-    "bitwise_left_shift": np.left_shift, "bitwise_or": np.bitwise_or,
-    "bitwise_right_shift": np.right_shift, "bitwise_xor": np.bitwise_xor,
-    "copysign": np.copysign, "divide": np.divide, "equal": np.equal,
-    "floor_divide": np.floor_divide, "greater": np.greater, "greater_equal": np.greater_equal,
-    "hypot": np.hypot, "less": np.less, "less_equal": np.less_equal, "logaddexp": np.logaddexp,
-    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
-    "maximum": np.maximum, "minimum": np.minimum, "multiply": np.multiply,
-    "nextafter": np.nextafter, "not_equal": np.not_equal, "pow": np.power,
-    "remainder": np.remainder, "subtract": np.subtract,
-}  # fmt: skip
+# The elementwise kernels by op name: each op's row (``ndplane._elementwise``) registers its
+# NumPy kernel here when the core is imported, so an op is named in one place.
+UNARY: dict[str, Callable[..., Any]] = {}
+BINARY: dict[str, Callable[..., Any]] = {}
 
 
 def _typed_scalar(value: Any, dtype: np.dtype) -> Any:
