@@ -5,7 +5,7 @@ above its ``def`` carries the dtype kinds it accepts and how its result dtype fo
 (``rule``), the NumPy reference kernel (what the reference backend and the host fallback
 run, and the conformance suite's oracle), the gradient with what it saves, a decomposition
 into other ops for backends without the kernel, a patch where NumPy departs from the
-standard (``special``), and how the tests judge it (``exact``, ``domain``). The decorator
+standard (``special``), and how the tests judge it (``accuracy``, ``domain``). The decorator
 fills every table that needs the op -- dispatch's meta rules and decompositions, the
 reference kernels, :data:`OPS` (read by the gradient rules and the tests) -- and returns
 the generated fast function, so the ``def`` line is its signature and its docstring.
@@ -61,8 +61,9 @@ class Op:
     """What the gradient reads: "nothing", "operands" or "operands and out"."""
     decompose: Callable[..., Array] | None
     special: Callable[..., Array] | None
-    exact: bool
-    """The tests compare bit for bit in the result dtype (else against a float64 reference)."""
+    accuracy: str
+    """How the tests judge it: "exact" (bit for bit in the result dtype), "rounded" (a few ULP
+    of a float64 reference: arithmetic) or "transcendental" (more ULP: libm-class functions)."""
     domain: tuple[float, float] | None
     """Float test inputs come from this range (default: -100..100)."""
     summary: str
@@ -193,13 +194,14 @@ def _tanh(op: str, x: Array) -> Array:
 def _row(arity: int, kinds: frozenset[str], rule: str, reference_kernel: Callable[..., Any], *,
          grad: tuple[Callable[..., Any] | None, ...] | None = None, saves: str = "operands",
          decompose: Callable[..., Array] | None = None, special: Callable[..., Array] | None = None,
-         exact: bool = False, domain: tuple[float, float] | None = None) -> Callable[[Callable[..., Any]], Any]:
+         accuracy: str = "rounded", domain: tuple[float, float] | None = None) -> Callable[[Callable[..., Any]], Any]:
     """Register the op the decorated ``def`` names; return its generated function."""
     assert saves in ("nothing", "operands", "operands and out"), saves
+    assert accuracy in ("exact", "rounded", "transcendental"), accuracy
 
     def register(fn: Callable[..., Any]) -> Any:
         name, summary = fn.__name__, (fn.__doc__ or "").strip()
-        op = Op(name, arity, kinds, rule, reference_kernel, grad, saves, decompose, special, exact, domain, summary)
+        op = Op(name, arity, kinds, rule, reference_kernel, grad, saves, decompose, special, accuracy, domain, summary)
         OPS[name] = op
         _dispatch.META[name] = _meta(name, kinds, rule)
         (reference.UNARY if arity == 1 else reference.BINARY)[name] = reference_kernel
@@ -277,138 +279,144 @@ def _logaddexp(a: Any, b: Any) -> Array:
     return _dispatch.where(equal(a, b), add(a if type(a) is Array else hi, _LN2), stable)
 
 
+def _logaddexp2(a: Any, b: Any) -> Array:
+    hi = maximum(a, b)
+    stable = add(hi, multiply(log1p(exp(multiply(negative(abs(subtract(a, b))), _LN2))), 1 / _LN2))
+    return _dispatch.where(equal(a, b), add(a if type(a) is Array else hi, 1), stable)
+
+
 # ---------------------------------------------------------------------------
 # the ops, one row each
 # ---------------------------------------------------------------------------
 
 
 @_unary(_NUM, "real", np.abs, grad=(lambda nd, g, x, o: g * nd.where(o == 0, 0, x / nd.where(o == 0, 1, o)) if x.dtype.kind == "complex"
-    else g * nd.sign(x),), saves="operands and out", exact=True)
+    else g * nd.sign(x),), saves="operands and out", accuracy="exact")
 def abs(x: Array, /) -> Array:
     """Absolute value (the magnitude for complex numbers)."""
 
 
-@_unary(_NUM, "float", np.arccos, grad=(lambda nd, g, x, o: -g / _c(nd, nd.sqrt(1 - x * x)),), domain=(-1.5, 1.5))
+@_unary(_NUM, "float", np.arccos, grad=(lambda nd, g, x, o: -g / _c(nd, nd.sqrt(1 - x * x)),), domain=(-1.5, 1.5), accuracy="transcendental")
 def acos(x: Array, /) -> Array:
     """Inverse cosine."""
 
 
-@_unary(_NUM, "float", np.arccosh, grad=(lambda nd, g, x, o: g / _c(nd, nd.sqrt(x * x - 1)),), domain=(0, 20))
+@_unary(_NUM, "float", np.arccosh, grad=(lambda nd, g, x, o: g / _c(nd, nd.sqrt(x * x - 1)),), domain=(0, 20), accuracy="transcendental")
 def acosh(x: Array, /) -> Array:
     """Inverse hyperbolic cosine."""
 
 
-@_unary(_NUM, "float", np.arcsin, grad=(lambda nd, g, x, o: g / _c(nd, nd.sqrt(1 - x * x)),), domain=(-1.5, 1.5))
+@_unary(_NUM, "float", np.arcsin, grad=(lambda nd, g, x, o: g / _c(nd, nd.sqrt(1 - x * x)),), domain=(-1.5, 1.5), accuracy="transcendental")
 def asin(x: Array, /) -> Array:
     """Inverse sine."""
 
 
-@_unary(_NUM, "float", np.arcsinh, grad=(lambda nd, g, x, o: g / _c(nd, nd.sqrt(x * x + 1)),))
+@_unary(_NUM, "float", np.arcsinh, grad=(lambda nd, g, x, o: g / _c(nd, nd.sqrt(x * x + 1)),), accuracy="transcendental")
 def asinh(x: Array, /) -> Array:
     """Inverse hyperbolic sine."""
 
 
-@_unary(_NUM, "float", np.arctan, grad=(lambda nd, g, x, o: g / _c(nd, 1 + x * x),))
+@_unary(_NUM, "float", np.arctan, grad=(lambda nd, g, x, o: g / _c(nd, 1 + x * x),), accuracy="transcendental")
 def atan(x: Array, /) -> Array:
     """Inverse tangent."""
 
 
-@_unary(_NUM, "float", np.arctanh, grad=(lambda nd, g, x, o: g / _c(nd, 1 - x * x),), domain=(-1.5, 1.5))
+@_unary(_NUM, "float", np.arctanh, grad=(lambda nd, g, x, o: g / _c(nd, 1 - x * x),), domain=(-1.5, 1.5), accuracy="transcendental")
 def atanh(x: Array, /) -> Array:
     """Inverse hyperbolic tangent."""
 
 
-@_unary(_INTB, "same", np.invert, exact=True)
+@_unary(_INTB, "same", np.invert, accuracy="exact")
 def bitwise_invert(x: Array, /) -> Array:
     """Bitwise NOT (logical NOT for booleans)."""
 
 
-@_unary(_REAL, "same", np.ceil, grad=(None,), saves="nothing", exact=True)
+@_unary(_REAL, "same", np.ceil, grad=(None,), saves="nothing", accuracy="exact")
 def ceil(x: Array, /) -> Array:
     """Smallest integer-valued number >= x."""
 
 
-@_unary(_NUM, "same", np.conjugate, grad=(lambda nd, g, x, o: nd.conj(g),), saves="nothing", exact=True)
+@_unary(_NUM, "same", np.conjugate, grad=(lambda nd, g, x, o: nd.conj(g),), saves="nothing", accuracy="exact")
 def conj(x: Array, /) -> Array:
     """Complex conjugate (identity for real numbers)."""
 
 
-@_unary(_NUM, "float", np.cos, grad=(lambda nd, g, x, o: -g * _c(nd, nd.sin(x)),))
+@_unary(_NUM, "float", np.cos, grad=(lambda nd, g, x, o: -g * _c(nd, nd.sin(x)),), accuracy="transcendental")
 def cos(x: Array, /) -> Array:
     """Cosine."""
 
 
-@_unary(_NUM, "float", np.cosh, grad=(lambda nd, g, x, o: g * _c(nd, nd.sinh(x)),), domain=(-10, 10))
+@_unary(_NUM, "float", np.cosh, grad=(lambda nd, g, x, o: g * _c(nd, nd.sinh(x)),), domain=(-10, 10), accuracy="transcendental")
 def cosh(x: Array, /) -> Array:
     """Hyperbolic cosine."""
 
 
-@_unary(_NUM, "float", np.exp, grad=(lambda nd, g, x, o: g * _c(nd, o),), saves="operands and out", domain=(-10, 10))
+@_unary(_NUM, "float", np.exp, grad=(lambda nd, g, x, o: g * _c(nd, o),), saves="operands and out", domain=(-10, 10), accuracy="transcendental")
 def exp(x: Array, /) -> Array:
     """Exponential, e**x."""
 
 
-@_unary(_NUM, "float", np.expm1, special=_expm1, grad=(lambda nd, g, x, o: g * _c(nd, o + 1),), saves="operands and out", domain=(-10, 10))
+@_unary(_NUM, "float", np.expm1, special=_expm1, grad=(lambda nd, g, x, o: g * _c(nd, o + 1),), saves="operands and out", domain=(-10, 10), accuracy="transcendental")
 def expm1(x: Array, /) -> Array:
     """exp(x) - 1, accurate for small x."""
 
 
-@_unary(_REAL, "same", np.floor, grad=(None,), saves="nothing", exact=True)
+@_unary(_REAL, "same", np.floor, grad=(None,), saves="nothing", accuracy="exact")
 def floor(x: Array, /) -> Array:
     """Largest integer-valued number <= x."""
 
 
-@_unary(_NUM, "real", _imag_kernel, grad=(lambda nd, g, x, o: nd.astype(g, x.dtype) * 1j if x.dtype.kind == "complex" else g * 0,), exact=True)
+@_unary(_NUM, "real", _imag_kernel, grad=(lambda nd, g, x, o: nd.astype(g, x.dtype) * 1j if x.dtype.kind == "complex" else g * 0,), accuracy="exact")
 def imag(x: Array, /) -> Array:
     """Imaginary part (zeros for real numbers)."""
 
 
-@_unary(_NUM, "bool", np.isfinite, exact=True)
+@_unary(_NUM, "bool", np.isfinite, accuracy="exact")
 def isfinite(x: Array, /) -> Array:
     """Whether x is finite."""
 
 
-@_unary(_NUM, "bool", np.isinf, exact=True)
+@_unary(_NUM, "bool", np.isinf, accuracy="exact")
 def isinf(x: Array, /) -> Array:
     """Whether x is +-infinity."""
 
 
-@_unary(_NUM, "bool", np.isnan, exact=True)
+@_unary(_NUM, "bool", np.isnan, accuracy="exact")
 def isnan(x: Array, /) -> Array:
     """Whether x is NaN."""
 
 
-@_unary(_NUM, "float", np.log, grad=(lambda nd, g, x, o: g / _c(nd, x),))
+@_unary(_NUM, "float", np.log, grad=(lambda nd, g, x, o: g / _c(nd, x),), accuracy="transcendental")
 def log(x: Array, /) -> Array:
     """Natural logarithm."""
 
 
-@_unary(_NUM, "float", np.log1p, grad=(lambda nd, g, x, o: g / _c(nd, x + 1),))
+@_unary(_NUM, "float", np.log1p, grad=(lambda nd, g, x, o: g / _c(nd, x + 1),), accuracy="transcendental")
 def log1p(x: Array, /) -> Array:
     """log(1 + x), accurate for small x."""
 
 
-@_unary(_NUM, "float", np.log2, grad=(lambda nd, g, x, o: g / (_c(nd, x) * _LN2),), decompose=lambda x: multiply(log(x), 1 / _LN2))
+@_unary(_NUM, "float", np.log2, grad=(lambda nd, g, x, o: g / (_c(nd, x) * _LN2),), decompose=lambda x: multiply(log(x), 1 / _LN2), accuracy="transcendental")
 def log2(x: Array, /) -> Array:
     """Base-2 logarithm."""
 
 
-@_unary(_NUM, "float", np.log10, grad=(lambda nd, g, x, o: g / (_c(nd, x) * _LN10),), decompose=lambda x: multiply(log(x), 1 / _LN10))
+@_unary(_NUM, "float", np.log10, grad=(lambda nd, g, x, o: g / (_c(nd, x) * _LN10),), decompose=lambda x: multiply(log(x), 1 / _LN10), accuracy="transcendental")
 def log10(x: Array, /) -> Array:
     """Base-10 logarithm."""
 
 
-@_unary(_BOOL, "same", np.logical_not, exact=True, decompose=lambda x: equal(x, False))
+@_unary(_BOOL, "same", np.logical_not, accuracy="exact", decompose=lambda x: equal(x, False))
 def logical_not(x: Array, /) -> Array:
     """Logical NOT."""
 
 
-@_unary(_NUM, "same", np.negative, grad=(lambda nd, g, x, o: -g,), saves="nothing", exact=True)
+@_unary(_NUM, "same", np.negative, grad=(lambda nd, g, x, o: -g,), saves="nothing", accuracy="exact")
 def negative(x: Array, /) -> Array:
     """Numerical negative, -x."""
 
 
-@_unary(_NUM, "real", _real_kernel, grad=(lambda nd, g, x, o: nd.astype(g, x.dtype) if x.dtype.kind == "complex" else g,), exact=True)
+@_unary(_NUM, "real", _real_kernel, grad=(lambda nd, g, x, o: nd.astype(g, x.dtype) if x.dtype.kind == "complex" else g,), accuracy="exact")
 def real(x: Array, /) -> Array:
     """Real part."""
 
@@ -418,27 +426,27 @@ def reciprocal(x: Array, /) -> Array:
     """1 / x."""
 
 
-@_unary(_NUM, "same", lambda x, out: np.round(x, out=out), grad=(None,), saves="nothing", exact=True)
+@_unary(_NUM, "same", lambda x, out: np.round(x, out=out), grad=(None,), saves="nothing", accuracy="exact")
 def round(x: Array, /) -> Array:
     """Round to the nearest integer, halves to even."""
 
 
-@_unary(_NUM, "same", _sign_kernel, special=_sign, grad=(None,), saves="nothing", exact=True)
+@_unary(_NUM, "same", _sign_kernel, special=_sign, grad=(None,), saves="nothing", accuracy="exact")
 def sign(x: Array, /) -> Array:
     """Sign: -1, 0 or 1 (x / |x| for complex numbers)."""
 
 
-@_unary(_REAL, "bool", np.signbit, exact=True)
+@_unary(_REAL, "bool", np.signbit, accuracy="exact")
 def signbit(x: Array, /) -> Array:
     """Whether the sign bit is set (True for -0.0)."""
 
 
-@_unary(_NUM, "float", np.sin, grad=(lambda nd, g, x, o: g * _c(nd, nd.cos(x)),))
+@_unary(_NUM, "float", np.sin, grad=(lambda nd, g, x, o: g * _c(nd, nd.cos(x)),), accuracy="transcendental")
 def sin(x: Array, /) -> Array:
     """Sine."""
 
 
-@_unary(_NUM, "float", np.sinh, grad=(lambda nd, g, x, o: g * _c(nd, nd.cosh(x)),), domain=(-10, 10))
+@_unary(_NUM, "float", np.sinh, grad=(lambda nd, g, x, o: g * _c(nd, nd.cosh(x)),), domain=(-10, 10), accuracy="transcendental")
 def sinh(x: Array, /) -> Array:
     """Hyperbolic sine."""
 
@@ -453,17 +461,17 @@ def square(x: Array, /) -> Array:
     """x * x."""
 
 
-@_unary(_NUM, "float", np.tan, grad=(lambda nd, g, x, o: g * _c(nd, 1 + o * o),), saves="operands and out", domain=(-1.5, 1.5))
+@_unary(_NUM, "float", np.tan, grad=(lambda nd, g, x, o: g * _c(nd, 1 + o * o),), saves="operands and out", domain=(-1.5, 1.5), accuracy="transcendental")
 def tan(x: Array, /) -> Array:
     """Tangent."""
 
 
-@_unary(_NUM, "float", np.tanh, special=_tanh, grad=(lambda nd, g, x, o: g * _c(nd, 1 - o * o),), saves="operands and out")
+@_unary(_NUM, "float", np.tanh, special=_tanh, grad=(lambda nd, g, x, o: g * _c(nd, 1 - o * o),), saves="operands and out", accuracy="transcendental")
 def tanh(x: Array, /) -> Array:
     """Hyperbolic tangent."""
 
 
-@_unary(_REAL, "same", np.trunc, grad=(None,), saves="nothing", exact=True)
+@_unary(_REAL, "same", np.trunc, grad=(None,), saves="nothing", accuracy="exact")
 def trunc(x: Array, /) -> Array:
     """Round toward zero."""
 
@@ -473,37 +481,37 @@ def add(x1: Operand, x2: Operand, /) -> Array:
     """x1 + x2."""
 
 
-@_binary(_REAL, "realfloat", np.arctan2, grad=(lambda nd, g, a, b, o: g * b / (a * a + b * b), lambda nd, g, a, b, o: -g * a / (a * a + b * b)))
+@_binary(_REAL, "realfloat", np.arctan2, grad=(lambda nd, g, a, b, o: g * b / (a * a + b * b), lambda nd, g, a, b, o: -g * a / (a * a + b * b)), accuracy="transcendental")
 def atan2(x1: Operand, x2: Operand, /) -> Array:
     """Inverse tangent of x1 / x2, in the quadrant of (x2, x1)."""
 
 
-@_binary(_INTB, "same", np.bitwise_and, exact=True)
+@_binary(_INTB, "same", np.bitwise_and, accuracy="exact")
 def bitwise_and(x1: Operand, x2: Operand, /) -> Array:
     """Bitwise AND."""
 
 
-@_binary(_INT, "same", np.left_shift, exact=True)
+@_binary(_INT, "same", np.left_shift, accuracy="exact")
 def bitwise_left_shift(x1: Operand, x2: Operand, /) -> Array:
     """x1 << x2."""
 
 
-@_binary(_INTB, "same", np.bitwise_or, exact=True)
+@_binary(_INTB, "same", np.bitwise_or, accuracy="exact")
 def bitwise_or(x1: Operand, x2: Operand, /) -> Array:
     """Bitwise OR."""
 
 
-@_binary(_INT, "same", np.right_shift, exact=True)
+@_binary(_INT, "same", np.right_shift, accuracy="exact")
 def bitwise_right_shift(x1: Operand, x2: Operand, /) -> Array:
     """x1 >> x2 (arithmetic for signed integers)."""
 
 
-@_binary(_INTB, "same", np.bitwise_xor, exact=True)
+@_binary(_INTB, "same", np.bitwise_xor, accuracy="exact")
 def bitwise_xor(x1: Operand, x2: Operand, /) -> Array:
     """Bitwise XOR."""
 
 
-@_binary(_REAL, "realfloat", np.copysign, grad=(_copysign_a, None), saves="operands and out", exact=True)
+@_binary(_REAL, "realfloat", np.copysign, grad=(_copysign_a, None), saves="operands and out", accuracy="exact")
 def copysign(x1: Operand, x2: Operand, /) -> Array:
     """x1 with the sign of x2."""
 
@@ -513,7 +521,7 @@ def divide(x1: Operand, x2: Operand, /) -> Array:
     """True division x1 / x2."""
 
 
-@_binary(_ANY, "bool", np.equal, exact=True)
+@_binary(_ANY, "bool", np.equal, accuracy="exact")
 def equal(x1: Operand, x2: Operand, /) -> Array:
     """x1 == x2."""
 
@@ -523,57 +531,62 @@ def floor_divide(x1: Operand, x2: Operand, /) -> Array:
     """Floor division x1 // x2."""
 
 
-@_binary(_REAL, "bool", np.greater, exact=True, decompose=lambda a, b: _dispatch.binary("less", b, a))
+@_binary(_REAL, "bool", np.greater, accuracy="exact", decompose=lambda a, b: _dispatch.binary("less", b, a))
 def greater(x1: Operand, x2: Operand, /) -> Array:
     """x1 > x2."""
 
 
-@_binary(_REAL, "bool", np.greater_equal, exact=True, decompose=lambda a, b: _dispatch.binary("less_equal", b, a))
+@_binary(_REAL, "bool", np.greater_equal, accuracy="exact", decompose=lambda a, b: _dispatch.binary("less_equal", b, a))
 def greater_equal(x1: Operand, x2: Operand, /) -> Array:
     """x1 >= x2."""
 
 
-@_binary(_REAL, "realfloat", np.hypot, grad=(lambda nd, g, a, b, o: g * a / o, lambda nd, g, a, b, o: g * b / o), saves="operands and out")
+@_binary(_REAL, "realfloat", np.hypot, grad=(lambda nd, g, a, b, o: g * a / o, lambda nd, g, a, b, o: g * b / o), saves="operands and out", accuracy="transcendental")
 def hypot(x1: Operand, x2: Operand, /) -> Array:
     """sqrt(x1**2 + x2**2) without undue overflow."""
 
 
-@_binary(_REAL, "bool", np.less, exact=True)
+@_binary(_REAL, "bool", np.less, accuracy="exact")
 def less(x1: Operand, x2: Operand, /) -> Array:
     """x1 < x2."""
 
 
-@_binary(_REAL, "bool", np.less_equal, exact=True)
+@_binary(_REAL, "bool", np.less_equal, accuracy="exact")
 def less_equal(x1: Operand, x2: Operand, /) -> Array:
     """x1 <= x2."""
 
 
-@_binary(_REAL, "realfloat", np.logaddexp, grad=(lambda nd, g, a, b, o: g * nd.exp(a - o), lambda nd, g, a, b, o: g * nd.exp(b - o)), saves="operands and out", domain=(-20, 20), decompose=_logaddexp)
+@_binary(_REAL, "realfloat", np.logaddexp, grad=(lambda nd, g, a, b, o: g * nd.exp(a - o), lambda nd, g, a, b, o: g * nd.exp(b - o)), saves="operands and out", domain=(-20, 20), decompose=_logaddexp, accuracy="transcendental")
 def logaddexp(x1: Operand, x2: Operand, /) -> Array:
     """log(exp(x1) + exp(x2)) without overflow."""
 
 
-@_binary(_BOOL, "same", np.logical_and, exact=True, decompose=lambda a, b: _dispatch.binary("bitwise_and", a, b))
+@_binary(_REAL, "realfloat", np.logaddexp2, grad=(lambda nd, g, a, b, o: g * 2.0 ** (a - o), lambda nd, g, a, b, o: g * 2.0 ** (b - o)), saves="operands and out", decompose=_logaddexp2, accuracy="transcendental", domain=(-20, 20))
+def logaddexp2(x1: Operand, x2: Operand, /) -> Array:
+    """log2(2**x1 + 2**x2) without overflow (the log-sum of base-2 log-probabilities)."""
+
+
+@_binary(_BOOL, "same", np.logical_and, accuracy="exact", decompose=lambda a, b: _dispatch.binary("bitwise_and", a, b))
 def logical_and(x1: Operand, x2: Operand, /) -> Array:
     """Logical AND."""
 
 
-@_binary(_BOOL, "same", np.logical_or, exact=True, decompose=lambda a, b: _dispatch.binary("bitwise_or", a, b))
+@_binary(_BOOL, "same", np.logical_or, accuracy="exact", decompose=lambda a, b: _dispatch.binary("bitwise_or", a, b))
 def logical_or(x1: Operand, x2: Operand, /) -> Array:
     """Logical OR."""
 
 
-@_binary(_BOOL, "same", np.logical_xor, exact=True, decompose=lambda a, b: _dispatch.binary("not_equal", a, b))
+@_binary(_BOOL, "same", np.logical_xor, accuracy="exact", decompose=lambda a, b: _dispatch.binary("not_equal", a, b))
 def logical_xor(x1: Operand, x2: Operand, /) -> Array:
     """Logical XOR."""
 
 
-@_binary(_REAL, "same", np.maximum, grad=(_maxmin_a, _maxmin_b), saves="operands and out", exact=True)
+@_binary(_REAL, "same", np.maximum, grad=(_maxmin_a, _maxmin_b), saves="operands and out", accuracy="exact")
 def maximum(x1: Operand, x2: Operand, /) -> Array:
     """Elementwise maximum (NaN propagates)."""
 
 
-@_binary(_REAL, "same", np.minimum, grad=(_maxmin_a, _maxmin_b), saves="operands and out", exact=True)
+@_binary(_REAL, "same", np.minimum, grad=(_maxmin_a, _maxmin_b), saves="operands and out", accuracy="exact")
 def minimum(x1: Operand, x2: Operand, /) -> Array:
     """Elementwise minimum (NaN propagates)."""
 
@@ -583,17 +596,17 @@ def multiply(x1: Operand, x2: Operand, /) -> Array:
     """x1 * x2."""
 
 
-@_binary(_REAL, "realfloat", np.nextafter, grad=(None, None), saves="nothing", exact=True)
+@_binary(_REAL, "realfloat", np.nextafter, grad=(None, None), saves="nothing", accuracy="exact")
 def nextafter(x1: Operand, x2: Operand, /) -> Array:
     """The next representable value after x1 toward x2."""
 
 
-@_binary(_ANY, "bool", np.not_equal, exact=True, decompose=lambda a, b: _dispatch.unary("logical_not", equal(a, b)))
+@_binary(_ANY, "bool", np.not_equal, accuracy="exact", decompose=lambda a, b: _dispatch.unary("logical_not", equal(a, b)))
 def not_equal(x1: Operand, x2: Operand, /) -> Array:
     """x1 != x2."""
 
 
-@_binary(_NUM, "same", np.power, grad=(_pow_a, _pow_b), saves="operands and out", domain=(-8, 8))
+@_binary(_NUM, "same", np.power, grad=(_pow_a, _pow_b), saves="operands and out", domain=(-8, 8), accuracy="transcendental")
 def pow(x1: Operand, x2: Operand, /) -> Array:
     """x1 ** x2."""
 

@@ -20,7 +20,7 @@ UNARY_OPS = frozenset({
 BINARY_OPS = frozenset({
     "add", "atan2", "bitwise_and", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift",
     "bitwise_xor", "copysign", "divide", "equal", "floor_divide", "greater", "greater_equal",
-    "hypot", "less", "less_equal", "logaddexp", "logical_and", "logical_or", "logical_xor",
+    "hypot", "less", "less_equal", "logaddexp", "logaddexp2", "logical_and", "logical_or", "logical_xor",
     "maximum", "minimum", "multiply", "nextafter", "not_equal", "pow", "remainder", "subtract",
 })  # fmt: skip
 """``Backend.binary(op, a, b, out)`` ops."""

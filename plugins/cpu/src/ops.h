@@ -22,9 +22,9 @@ namespace ndp::ops {
 #define NDP_BINARY_OPS(X)                                                                    \
     X(add) X(atan2) X(bitwise_and) X(bitwise_left_shift) X(bitwise_or) X(bitwise_right_shift) \
     X(bitwise_xor) X(copysign) X(divide) X(equal) X(floor_divide) X(greater) X(greater_equal) \
-    X(hypot) X(less) X(less_equal) X(logaddexp) X(logical_and) X(logical_or) X(logical_xor)  \
-    X(maximum) X(minimum) X(multiply) X(nextafter) X(not_equal) X(pow) X(remainder)          \
-    X(subtract)
+    X(hypot) X(less) X(less_equal) X(logaddexp) X(logaddexp2) X(logical_and) X(logical_or)     \
+    X(logical_xor) X(maximum) X(minimum) X(multiply) X(nextafter) X(not_equal) X(pow)         \
+    X(remainder) X(subtract)
 
 enum Unary : int {
 #define X(n) u_##n,
@@ -374,6 +374,17 @@ template <class T> static T f(T a, T b) {
     T d = a - b;
     if (d > 0) return a + std::log1p(std::exp(-d));
     if (d <= 0) return b + std::log1p(std::exp(d));
+    return d;  // NaN
+}
+NDP_END
+
+NDP_OP(logaddexp2, F<T>)
+template <class T> static T f(T a, T b) {
+    const T inv_ln2 = T(1.442695040888963407359924681001892137);
+    if (a == b) return a + T(1);  // handles infinities
+    T d = a - b;
+    if (d > 0) return a + std::log1p(std::exp2(-d)) * inv_ln2;
+    if (d <= 0) return b + std::log1p(std::exp2(d)) * inv_ln2;
     return d;  // NaN
 }
 NDP_END

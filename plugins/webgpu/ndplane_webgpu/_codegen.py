@@ -101,6 +101,7 @@ BINARY: dict[str, dict[str, str]] = {
     "copysign": {"f": "f_copysign($a, $b)"},
     "hypot": {"f": "f_hypot($a, $b)"},
     "logaddexp": {"f": "f_logaddexp($a, $b)"},
+    "logaddexp2": {"f": "f_logaddexp2($a, $b)"},
     "nextafter": {"f": "f_nextafter($a, $b)"},
     "bitwise_and": {"i": "($a & $b)", "u": "($a & $b)", "b": "($a && $b)"},
     "bitwise_or": {"i": "($a | $b)", "u": "($a | $b)", "b": "($a || $b)"},

@@ -425,6 +425,14 @@ fn f_logaddexp(a: f32, b: f32) -> f32 {
   return b + f_log1p(f_exp(t));
 }
 
+fn f_logaddexp2(a: f32, b: f32) -> f32 {
+  if (f_isnan(a) || f_isnan(b)) { return f_nan(); }
+  if (a == b) { return a + 1.0; }
+  let t = a - b;
+  if (t > 0.0) { return a + f_log1p(exp2(-t)) * 1.4426950408889634; }
+  return b + f_log1p(exp2(t)) * 1.4426950408889634;
+}
+
 fn f_nextafter(a: f32, b: f32) -> f32 {
   if (f_isnan(a) || f_isnan(b)) { return f_nan(); }
   if (a == b) { return b; }
