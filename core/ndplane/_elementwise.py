@@ -12,6 +12,10 @@ the generated fast function, so the ``def`` line is its signature and its docstr
 A backend lists the ops it has in ``Backend.ops``; ``backend/ops.py`` names the protocol's.
 """
 
+# mypy: disable-error-code="empty-body"
+# (each row's ``def`` is a declaration -- name, signature, docstring -- that the decorator
+# replaces with the generated function)
+
 from __future__ import annotations
 
 import math
