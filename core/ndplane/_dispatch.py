@@ -260,7 +260,9 @@ def run(backend: Backend, path: int, method: str, op: str | None, dtype: _dtypes
         args: tuple[Any, ...], outs: tuple[int, ...], inout: bool = False) -> None:  # fmt: skip
     """Call ``backend.<method>(*args)`` natively or through the host fallback.
 
-    ``outs`` are the positions of the Refs written; with ``inout`` they are read too.
+    The one calling convention of every kernel primitive and extension: ``args`` are Refs,
+    tuples of Refs (``linalg``) or plain values; ``outs`` are the positions written (a tuple
+    position: each of its Refs); with ``inout`` they are read too.
     """
     if path == NATIVE:
         if op is None:
@@ -269,19 +271,25 @@ def run(backend: Backend, path: int, method: str, op: str | None, dtype: _dtypes
             getattr(backend, method)(op, *args)
         return
     _host_allowed(backend, op or method, dtype)
-    host = []
-    for i, a in enumerate(args):
-        if type(a) is Ref:
-            if i in outs and not inout:
-                host.append(np.empty(a.shape, a.dtype.dtype))
-            else:
-                host.append(np.array(backend.to_host(a), copy=True))
-        else:
-            host.append(a)
+    host = [_host_arg(backend, a, i in outs and not inout) for i, a in enumerate(args)]
     fn = getattr(reference, method)
     fn(*host) if op is None else fn(op, *host)
     for i in outs:
-        write_host(backend, args[i], host[i])
+        if type(args[i]) is tuple:
+            for r, h in zip(args[i], host[i]):
+                write_host(backend, r, h)
+        else:
+            write_host(backend, args[i], host[i])
+
+
+def _host_arg(backend: Backend, a: Any, write_only: bool) -> Any:
+    """A kernel argument as the reference kernels take it: a Ref as a host copy (or an empty
+    array it will write), a tuple of Refs as a tuple of those, anything else as it is."""
+    if type(a) is Ref:
+        return np.empty(a.shape, a.dtype.dtype) if write_only else np.array(backend.to_host(a), copy=True)
+    if type(a) is tuple and a and type(a[0]) is Ref:
+        return tuple(_host_arg(backend, r, write_only) for r in a)
+    return a
 
 
 def write_host(backend: Backend, dst: Ref, values: np.ndarray) -> None:
@@ -808,14 +816,7 @@ def linalg(op: str, inputs: tuple[Array, ...],
         return outs
     refs = tuple(x._ref for x in keep)
     orefs = tuple(o._ref for o in outs)
-    if _kernel_path(dev, op, dtype) == NATIVE:
-        backend.linalg(op, refs, orefs)
-        return outs
-    _host_allowed(backend, op, dtype)
-    host_out = tuple(np.empty(r.shape, r.dtype.dtype) for r in orefs)
-    reference.linalg(op, tuple(np.array(backend.to_host(r), copy=True) for r in refs), host_out)
-    for r, h in zip(orefs, host_out):
-        write_host(backend, r, h)
+    run(backend, _kernel_path(dev, op, dtype), "linalg", op, dtype, (refs, orefs), (1,))
     return outs
 
 
