@@ -18,6 +18,14 @@
 
 namespace ndp {
 
+// Loads / stores a T (a scalar or a GCC vector) at any address: strided and unaligned data.
+template <class T> inline T ld(const void* p) {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+}
+template <class T> inline void st(void* p, T v) { std::memcpy(p, &v, sizeof(T)); }
+
 using f16 = _Float16;
 using c64 = std::complex<float>;
 using c128 = std::complex<double>;

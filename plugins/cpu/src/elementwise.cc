@@ -10,13 +10,6 @@
 namespace ndp::NDP_ISA {
 namespace {
 
-template <class T> inline T ld(const char* p) {
-    T v;
-    std::memcpy(&v, p, sizeof(T));
-    return v;
-}
-template <class T> inline void st(char* p, T v) { std::memcpy(p, &v, sizeof(T)); }
-
 // unary(x: strided T, o: strided R), n elements.
 template <class Op, class T>
 void unary_loop(const char* x, int64_t sx, char* o, int64_t so, int64_t n) {
@@ -129,18 +122,12 @@ template <class T> void copy_loop(const char* x, int64_t sx, char* o, int64_t so
 template <class T> struct Vec32 {
     typedef T type __attribute__((vector_size(32)));
 };
-template <class V> inline V vload(const char* p) {
-    V v;
-    std::memcpy(&v, p, sizeof(V));
-    return v;
-}
-template <class V> inline void vstore(char* p, V v) { std::memcpy(p, &v, sizeof(V)); }
 
 template <class T> inline void transpose_block(char* o, int64_t so, const char* x, int64_t sx) {
     using V = typename Vec32<T>::type;
     if constexpr (sizeof(T) == 4) {
         V r[8], t[8], u[8];
-        for (int k = 0; k < 8; ++k) r[k] = vload<V>(x + k * sx);
+        for (int k = 0; k < 8; ++k) r[k] = ld<V>(x + k * sx);
         for (int k = 0; k < 8; k += 2) {
             t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
             t[k + 1] = __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
@@ -151,19 +138,19 @@ template <class T> inline void transpose_block(char* o, int64_t so, const char* 
                 u[k + 2 * h + 1] = __builtin_shufflevector(t[k + h], t[k + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
             }
         for (int j = 0; j < 4; ++j) {
-            vstore(o + j * so, __builtin_shufflevector(u[j], u[j + 4], 0, 1, 2, 3, 8, 9, 10, 11));
-            vstore(o + (j + 4) * so, __builtin_shufflevector(u[j], u[j + 4], 4, 5, 6, 7, 12, 13, 14, 15));
+            st(o + j * so, __builtin_shufflevector(u[j], u[j + 4], 0, 1, 2, 3, 8, 9, 10, 11));
+            st(o + (j + 4) * so, __builtin_shufflevector(u[j], u[j + 4], 4, 5, 6, 7, 12, 13, 14, 15));
         }
     } else {
         V r[4], t[4];
-        for (int k = 0; k < 4; ++k) r[k] = vload<V>(x + k * sx);
+        for (int k = 0; k < 4; ++k) r[k] = ld<V>(x + k * sx);
         for (int k = 0; k < 4; k += 2) {
             t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 4, 2, 6);
             t[k + 1] = __builtin_shufflevector(r[k], r[k + 1], 1, 5, 3, 7);
         }
         for (int h = 0; h < 2; ++h) {
-            vstore(o + h * so, __builtin_shufflevector(t[h], t[h + 2], 0, 1, 4, 5));
-            vstore(o + (h + 2) * so, __builtin_shufflevector(t[h], t[h + 2], 2, 3, 6, 7));
+            st(o + h * so, __builtin_shufflevector(t[h], t[h + 2], 0, 1, 4, 5));
+            st(o + (h + 2) * so, __builtin_shufflevector(t[h], t[h + 2], 2, 3, 6, 7));
         }
     }
 }

@@ -9,12 +9,6 @@
 namespace ndp {
 namespace {
 
-template <class T> inline T ld(const char* p) {
-    T v;
-    std::memcpy(&v, p, sizeof(T));
-    return v;
-}
-
 // Reads the 1-D integer `indices` (any stride) into int64 and checks each is in [0, n).
 std::vector<int64_t> checked_indices(const char* fn, const View& indices, int64_t n) {
     if (indices.ndim != 1) throw std::invalid_argument(std::string(fn) + ": indices must be 1-D.");

@@ -22,13 +22,6 @@
 namespace ndp::NDP_ISA {
 namespace {
 
-// Loads a T (a scalar or a GCC vector) from any address.
-template <class T> inline T ld(const void* p) {
-    T v;
-    std::memcpy(&v, p, sizeof(T));
-    return v;
-}
-
 template <class A, class T> inline A load_acc(const char* p) {
     if constexpr (std::is_same_v<A, T>) return ld<T>(p);
     else return static_cast<A>(ld<T>(p));
