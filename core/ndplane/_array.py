@@ -196,6 +196,13 @@ class Array:
     __str__ = __repr__
 
 
+def check_array(name: str, x: object) -> Array:
+    """``x`` if it is an ndplane Array; else the TypeError every function gives, naming ``name``."""
+    if type(x) is not Array:
+        raise TypeError(f"{name}: expected an ndplane array; got {type(x).__name__}.")
+    return x
+
+
 def _new(storage: Storage, dtype: DType, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array:
     """The one constructor of Arrays."""
     a = object.__new__(Array)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import _dispatch, _dtypes, _layout, _manipulation
-from ._array import Array
+from ._array import Array, check_array
 from ._devices import Device, as_device
 from ._dtypes import DType, as_dtype
 
@@ -209,8 +209,7 @@ def ones(
 
 
 def _like(x: Array, dtype: Any, device: Any, name: str) -> tuple[DType, Device]:
-    if type(x) is not Array:
-        raise TypeError(f"{name}: expected an ndplane array; got {type(x).__name__}.")
+    check_array(name, x)
     return (x.dtype if dtype is None else as_dtype(dtype, name)), (x.device if device is None else as_device(device))
 
 
@@ -344,8 +343,7 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
 
 
 def _triangle(name: str, x: Array, k: int, lower: bool) -> Array:
-    if type(x) is not Array:
-        raise TypeError(f"{name}: expected an ndplane array; got {type(x).__name__}.")
+    check_array(name, x)
     if x.ndim < 2:
         raise ValueError(f"{name}: x must have at least two dimensions; got shape {x.shape}.")
     m, n = x.shape[-2:]

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from . import _dispatch, _dtypes
-from ._array import Array
+from ._array import Array, check_array
 from ._devices import Device, as_device
 from ._dtypes import DType, as_dtype
 
@@ -25,8 +25,7 @@ def astype(x: Array, dtype: DType, /, *, copy: bool = True, device: str | Device
     >>> nd.astype(nd.asarray([1.7, -1.7]), nd.int32)
     Array([ 1, -1], dtype=int32, device='numpy:0')
     """
-    if type(x) is not Array:
-        raise TypeError(f"astype: expected an ndplane array; got {type(x).__name__}.")
+    check_array("astype", x)
     dt = as_dtype(dtype, "astype")
     if x.dtype.kind == "complex" and dt.kind != "complex":
         raise TypeError(f"astype: cannot cast complex {x.dtype.name} to {dt.name}; use real() or abs() first.")

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import _dispatch, _dtypes, _graph
-from ._array import Array
+from ._array import Array, check_array
 from ._dtypes import DType
 from .backend import reference
 
@@ -100,23 +100,16 @@ def _meta(op: str, kinds: frozenset[str], rule: str) -> Callable[[DType, dict[st
     return meta
 
 
-def _check_array(name: str, x: Any) -> Array:
-    if type(x) is not Array:
-        raise TypeError(f"{name}: expected an ndplane array; got {type(x).__name__}.")
-    return x
-
-
 def _make_unary(op: str, summary: str, special: Callable[..., Array] | None) -> Callable[[Array], Array]:
     unary = special or _dispatch.unary
 
     def fn(x: Array, /) -> Array:
         if type(x) is not Array:
-            _check_array(op, x)
+            check_array(op, x)
         return unary(op, x)
 
     fn.__name__ = fn.__qualname__ = op
     fn.__doc__ = f"{summary}\n\nElementwise Array API function ``{op}(x)``; see docs/api.md."
-    fn.__annotations__ = {"x": "Array", "return": "Array"}
     return fn
 
 
@@ -632,7 +625,7 @@ def positive(x: Array, /) -> Array:
     >>> nd.positive(nd.asarray([-1, 2]))
     Array([-1,  2], dtype=int64, device='numpy:0')
     """
-    _check_array("positive", x)
+    check_array("positive", x)
     _dispatch.META["positive"](x.dtype, {})
     return _dispatch.copy_of(x)
 
@@ -648,7 +641,7 @@ def clip(x: Array, /, min: Operand | None = None, max: Operand | None = None) ->
     >>> nd.clip(nd.asarray([-2.0, 0.5, 3.0]), -1.0, 1.0)
     Array([-1. ,  0.5,  1. ], dtype=float64, device='numpy:0')
     """
-    _check_array("clip", x)
+    check_array("clip", x)
     if x.dtype.kind not in _REAL:
         raise TypeError(f"clip: only real numeric dtypes are allowed; got {x.dtype.name}.")
     out = x

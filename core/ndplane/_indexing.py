@@ -10,7 +10,7 @@ from __future__ import annotations
 import operator
 
 from . import _dispatch, _graph, _layout
-from ._array import Array
+from ._array import Array, check_array
 from ._creation import arange, zeros
 from ._manipulation import broadcast_to, expand_dims, moveaxis, reshape
 from ._statistical import cumulative_sum
@@ -120,8 +120,7 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
     >>> nd.repeat(nd.asarray([1, 2]), 2).tolist(), nd.repeat(nd.asarray([1, 2]), nd.asarray([0, 3])).tolist()
     ([1, 1, 2, 2], [2, 2, 2])
     """
-    if type(x) is not Array:
-        raise TypeError(f"repeat: expected an ndplane array; got {type(x).__name__}.")
+    check_array("repeat", x)
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     ax = _layout.normalize_axis(axis, x.ndim, "repeat")

@@ -6,19 +6,13 @@ import operator
 from collections.abc import Sequence
 
 from . import _dispatch, _dtypes, _graph, _layout
-from ._array import Array, _view
+from ._array import Array, _view, check_array
 from ._dispatch import view_as
 
 __all__ = [
     "reshape", "permute_dims", "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze",
     "flip", "concat", "stack", "moveaxis", "unstack", "matrix_transpose", "roll", "tile",
 ]  # fmt: skip
-
-
-def _check(name: str, x: object) -> Array:
-    if type(x) is not Array:
-        raise TypeError(f"{name}: expected an ndplane array; got {type(x).__name__}.")
-    return x
 
 
 def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> Array:
@@ -30,7 +24,7 @@ def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> A
     >>> nd.reshape(nd.arange(6), (2, -1)).tolist()
     [[0, 1, 2], [3, 4, 5]]
     """
-    _check("reshape", x)
+    check_array("reshape", x)
     r = x._ref
     new_shape = _layout.resolve_shape(
         (shape,) if isinstance(shape, int) else shape, r.size, "reshape"
@@ -63,7 +57,7 @@ def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
     >>> nd.permute_dims(nd.zeros((2, 3, 4)), (2, 0, 1)).shape
     (4, 2, 3)
     """
-    _check("permute_dims", x)
+    check_array("permute_dims", x)
     r = x._ref
     axes = tuple(_layout.normalize_axis(a, x.ndim, "permute_dims") for a in axes)
     shape, strides = _layout.permute(r.shape, r.strides, axes, "permute_dims")
@@ -72,7 +66,7 @@ def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
 
 def matrix_transpose(x: Array, /) -> Array:
     """Transpose the last two axes (a view); same as ``x.mT``."""
-    return matrix_transpose_view(_check("matrix_transpose", x))
+    return matrix_transpose_view(check_array("matrix_transpose", x))
 
 
 def moveaxis(x: Array, source: int | Sequence[int], destination: int | Sequence[int], /) -> Array:
@@ -82,7 +76,7 @@ def moveaxis(x: Array, source: int | Sequence[int], destination: int | Sequence[
     >>> nd.moveaxis(nd.zeros((2, 3, 4)), 0, -1).shape
     (3, 4, 2)
     """
-    _check("moveaxis", x)
+    check_array("moveaxis", x)
     src = _layout.normalize_axes(source if isinstance(source, (tuple, list)) else (source,), x.ndim, "moveaxis")
     dst = _layout.normalize_axes(
         destination if isinstance(destination, (tuple, list)) else (destination,), x.ndim, "moveaxis"
@@ -102,7 +96,7 @@ def broadcast_to(x: Array, /, shape: Sequence[int]) -> Array:
     >>> nd.broadcast_to(nd.arange(3), (2, 3)).tolist()
     [[0, 1, 2], [0, 1, 2]]
     """
-    _check("broadcast_to", x)
+    check_array("broadcast_to", x)
     r = x._ref
     shape = tuple(operator.index(n) for n in shape)
     if _layout.broadcast_shapes(r.shape, shape, name="broadcast_to") != shape:
@@ -119,7 +113,7 @@ def broadcast_arrays(*arrays: Array) -> list[Array]:
     >>> [a.shape for a in nd.broadcast_arrays(nd.zeros((2, 1)), nd.zeros(3))]
     [(2, 3), (2, 3)]
     """
-    shape = _layout.broadcast_shapes(*(_check("broadcast_arrays", a).shape for a in arrays),
+    shape = _layout.broadcast_shapes(*(check_array("broadcast_arrays", a).shape for a in arrays),
                                      name="broadcast_arrays")  # fmt: skip
     return [broadcast_to(a, shape) for a in arrays]
 
@@ -131,7 +125,7 @@ def expand_dims(x: Array, /, axis: int | Sequence[int] = 0) -> Array:
     >>> nd.expand_dims(nd.zeros((2, 3)), axis=-1).shape
     (2, 3, 1)
     """
-    _check("expand_dims", x)
+    check_array("expand_dims", x)
     axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
     ndim = x.ndim + len(axes)
     norm = _layout.normalize_axes(axes, ndim, "expand_dims")
@@ -150,7 +144,7 @@ def squeeze(x: Array, /, axis: int | Sequence[int]) -> Array:
     >>> nd.squeeze(nd.zeros((1, 3, 1)), axis=(0, 2)).shape
     (3,)
     """
-    _check("squeeze", x)
+    check_array("squeeze", x)
     r = x._ref
     axes = _layout.normalize_axes(axis, x.ndim, "squeeze")
     for a in axes:
@@ -168,7 +162,7 @@ def flip(x: Array, /, *, axis: int | Sequence[int] | None = None) -> Array:
     >>> nd.flip(nd.arange(4)).tolist()
     [3, 2, 1, 0]
     """
-    _check("flip", x)
+    check_array("flip", x)
     r = x._ref
     axes = _layout.normalize_axes(axis, x.ndim, "flip")
     strides, offset = _layout.flip(r.shape, r.strides, r.offset, axes)
@@ -182,7 +176,7 @@ def concat(arrays: Sequence[Array], /, *, axis: int | None = 0) -> Array:
     >>> nd.concat([nd.zeros((1, 2)), nd.ones((2, 2))]).shape
     (3, 2)
     """
-    arrays = [_check("concat", a) for a in arrays]
+    arrays = [check_array("concat", a) for a in arrays]
     if not arrays:
         raise ValueError("concat: need at least one array.")
     _dispatch.same_device("concat", *arrays)
@@ -225,7 +219,7 @@ def stack(arrays: Sequence[Array], /, *, axis: int = 0) -> Array:
     >>> nd.stack([nd.zeros(2), nd.ones(2)], axis=1).shape
     (2, 2)
     """
-    arrays = [_check("stack", a) for a in arrays]
+    arrays = [check_array("stack", a) for a in arrays]
     if not arrays:
         raise ValueError("stack: need at least one array.")
     shape = arrays[0].shape
@@ -243,7 +237,7 @@ def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
     >>> [a.tolist() for a in nd.unstack(nd.arange(4).reshape((2, 2)), axis=1)]
     [[0, 2], [1, 3]]
     """
-    _check("unstack", x)
+    check_array("unstack", x)
     if x.ndim == 0:
         raise ValueError("unstack: the input must have at least one dimension.")
     ax = _layout.normalize_axis(axis, x.ndim, "unstack")
@@ -262,7 +256,7 @@ def roll(x: Array, /, shift: int | Sequence[int], *, axis: int | Sequence[int] |
     >>> nd.roll(nd.arange(5), 2).tolist(), nd.roll(nd.arange(4).reshape((2, 2)), 1, axis=1).tolist()
     ([3, 4, 0, 1, 2], [[1, 0], [3, 2]])
     """
-    _check("roll", x)
+    check_array("roll", x)
     if axis is None:
         return reshape(roll(reshape(x, (-1,)), _shift_sum(shift), axis=0), x.shape)
     shifts = (shift,) if not isinstance(shift, (tuple, list)) else tuple(shift)
@@ -293,7 +287,7 @@ def tile(x: Array, repetitions: Sequence[int], /) -> Array:
     >>> nd.tile(nd.asarray([1, 2]), (2, 2)).tolist()
     [[1, 2, 1, 2], [1, 2, 1, 2]]
     """
-    _check("tile", x)
+    check_array("tile", x)
     reps = tuple(operator.index(r) for r in repetitions)
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: repetitions must be non-negative; got {reps}.")

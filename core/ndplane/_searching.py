@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import _creation, _dispatch, _dtypes, _indexing, _layout, _manipulation, _sorting, _statistical
-from ._array import Array
-from ._statistical import _check, _real, reduction
+from ._array import Array, check_array
+from ._statistical import _real, reduction
 
 __all__ = ["argmax", "argmin", "nonzero", "where", "count_nonzero", "searchsorted"]
 
 
 def _arg(op: str, x: Array, axis: int | None, keepdims: bool) -> Array:
-    _check(op, x)
+    check_array(op, x)
     _real(op, x)
     index = x.device.backend.default_dtypes["indexing"]
     if axis is None:
@@ -67,7 +67,7 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
     >>> [a.tolist() for a in nd.nonzero(nd.asarray([[0, 3], [4, 0]]))]
     [[0, 1], [1, 0]]
     """
-    _check("nonzero", x)
+    check_array("nonzero", x)
     if x.ndim == 0:
         raise ValueError("nonzero: 0-d arrays are not allowed; use expand_dims first.")
     flat = flat_nonzero(x)
@@ -90,7 +90,7 @@ def where(condition: Array, x1: Array | bool | int | float | complex, x2: Array 
     >>> nd.where(x > 0, x, 0.0).tolist()
     [1.0, 0.0, 3.0]
     """
-    _check("where", condition)
+    check_array("where", condition)
 
     arrays = [a for a in (x1, x2) if type(a) is Array]
     if not arrays:  # two scalars: the first becomes a 0-d array of its default dtype
@@ -114,7 +114,7 @@ def count_nonzero(x: Array, /, *, axis: int | Sequence[int] | None = None, keepd
     >>> nd.count_nonzero(nd.asarray([[0, 1], [2, 3]]), axis=0).tolist()
     [1, 2]
     """
-    _check("count_nonzero", x)
+    check_array("count_nonzero", x)
     truth = x if x.dtype is _dtypes.bool else _dispatch.binary("not_equal", x, 0)
     index = x.device.backend.default_dtypes["integral"]
     return reduction("sum", truth, axis, keepdims, index, "count_nonzero")
@@ -133,7 +133,7 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left", s
     ([1, 0, 4], [3])
     """
 
-    _check("searchsorted", x1)
+    check_array("searchsorted", x1)
     if x1.ndim != 1:
         raise ValueError(f"searchsorted: x1 must be 1-D; got shape {x1.shape}.")
     if side not in ("left", "right"):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from . import _creation, _dispatch, _dtypes, _indexing, _manipulation, _sorting, _statistical
-from ._array import Array
+from ._array import Array, check_array
 
 __all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values",
            "UniqueAllResult", "UniqueCountsResult", "UniqueInverseResult"]  # fmt: skip
@@ -40,12 +40,6 @@ class UniqueInverseResult(NamedTuple):
 
     values: Array
     inverse_indices: Array
-
-
-def _check(name: str, x: object) -> Array:
-    if type(x) is not Array:
-        raise TypeError(f"{name}: expected an ndplane array; got {type(x).__name__}.")
-    return x
 
 
 def _groups(x: Array) -> tuple[Array, Array, Array, Array, int]:
@@ -103,7 +97,7 @@ def unique_values(x: Array, /) -> Array:
     >>> nd.unique_values(nd.asarray([3, 1, 3, 2, 1])).tolist()
     [1, 2, 3]
     """
-    s, _, starts, _, _ = _groups(_check("unique_values", x))
+    s, _, starts, _, _ = _groups(check_array("unique_values", x))
     return _values(s, starts)
 
 
@@ -115,7 +109,7 @@ def unique_counts(x: Array, /) -> UniqueCountsResult:
     >>> r.values.tolist(), r.counts.tolist()
     ([1, 3], [1, 2])
     """
-    s, _, starts, group, count = _groups(_check("unique_counts", x))
+    s, _, starts, group, count = _groups(check_array("unique_counts", x))
     return UniqueCountsResult(_values(s, starts), _counts(group, count, x))
 
 
@@ -129,7 +123,7 @@ def unique_inverse(x: Array, /) -> UniqueInverseResult:
     >>> r.values.tolist(), r.inverse_indices.tolist()
     ([1, 2, 3], [[2, 0], [2, 1]])
     """
-    s, perm, starts, group, _ = _groups(_check("unique_inverse", x))
+    s, perm, starts, group, _ = _groups(check_array("unique_inverse", x))
     return UniqueInverseResult(_values(s, starts), _inverse(perm, group, x))
 
 
@@ -141,6 +135,6 @@ def unique_all(x: Array, /) -> UniqueAllResult:
     >>> r.values.tolist(), r.indices.tolist(), r.inverse_indices.tolist(), r.counts.tolist()
     ([4, 5], [1, 0], [1, 0, 1], [1, 2])
     """
-    s, perm, starts, group, count = _groups(_check("unique_all", x))
+    s, perm, starts, group, count = _groups(check_array("unique_all", x))
     return UniqueAllResult(_values(s, starts), _first_indices(perm, starts), _inverse(perm, group, x),
                            _counts(group, count, x))  # fmt: skip

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from . import _dispatch, _graph, _layout
-from ._array import Array
-from ._statistical import _check
+from ._array import Array, check_array
 
 __all__ = ["sort", "argsort"]
 
 
 def _sort(name: str, x: Array, axis: int, descending: bool, stable: bool, values: bool) -> Array:
-    _check(name, x)
+    check_array(name, x)
     if x.dtype.kind == "complex":
         raise TypeError(f"{name}: complex dtypes have no order; got {x.dtype.name}.")
     if x.ndim == 0:

@@ -11,19 +11,13 @@ import builtins
 from collections.abc import Sequence
 
 from . import _creation, _dispatch, _dtypes, _graph, _layout, _manipulation
-from ._array import Array
+from ._array import Array, check_array
 from ._dispatch import view_as
 from ._dtypes import DType, as_dtype
 
 __all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "cumulative_sum", "cumulative_prod"]
 
 Axis = int | Sequence[int] | None
-
-
-def _check(name: str, x: object) -> Array:
-    if type(x) is not Array:
-        raise TypeError(f"{name}: expected an ndplane array; got {type(x).__name__}.")
-    return x
 
 
 def reduction(op: str, x: Array, axis: Axis, keepdims: bool, result: DType, name: str) -> Array:
@@ -64,7 +58,7 @@ def sum(x: Array, /, *, axis: Axis = None, dtype: DType | None = None, keepdims:
     >>> nd.sum(x), nd.sum(x, axis=0).tolist(), nd.sum(x, axis=1, keepdims=True).shape
     (Array(10, dtype=int64, device='numpy:0'), [4, 6], (2, 1))
     """
-    _check("sum", x)
+    check_array("sum", x)
     return reduction("sum", x, axis, keepdims, accumulator_dtype(x, dtype, "sum"), "sum")
 
 
@@ -75,7 +69,7 @@ def prod(x: Array, /, *, axis: Axis = None, dtype: DType | None = None, keepdims
     >>> nd.prod(nd.asarray([1.5, 2.0, 4.0]))
     Array(12., dtype=float64, device='numpy:0')
     """
-    _check("prod", x)
+    check_array("prod", x)
     return reduction("prod", x, axis, keepdims, accumulator_dtype(x, dtype, "prod"), "prod")
 
 
@@ -91,7 +85,7 @@ def max(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
     >>> nd.max(nd.asarray([[1, 5], [7, 2]]), axis=1).tolist()
     [5, 7]
     """
-    _check("max", x)
+    check_array("max", x)
     _real("max", x)
     return reduction("max", x, axis, keepdims, x.dtype, "max")
 
@@ -103,7 +97,7 @@ def min(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
     >>> nd.min(nd.asarray([3.0, -1.0, 2.0]))
     Array(-1., dtype=float64, device='numpy:0')
     """
-    _check("min", x)
+    check_array("min", x)
     _real("min", x)
     return reduction("min", x, axis, keepdims, x.dtype, "min")
 
@@ -125,7 +119,7 @@ def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
     >>> nd.mean(nd.asarray([[1, 2], [3, 4]]), axis=0).tolist()
     [2.0, 3.0]
     """
-    _check("mean", x)
+    check_array("mean", x)
     xf = _floating(x)
     total = reduction("sum", xf, axis, keepdims, xf.dtype, "mean")
     n = _count(x, axis, "mean")
@@ -141,7 +135,7 @@ def var(
     >>> nd.var(nd.asarray([1.0, 2.0, 3.0, 4.0]), correction=1)
     Array(1.66666667, dtype=float64, device='numpy:0')
     """
-    _check("var", x)
+    check_array("var", x)
     if x.dtype.kind == "complex":
         raise TypeError(f"var: only real dtypes are allowed; got {x.dtype.name}.")
     xf = _floating(x)
@@ -165,7 +159,7 @@ def std(
     Array(1., dtype=float64, device='numpy:0')
     """
     # NOTE: check here so errors name std, not the var it is computed with.
-    _check("std", x)
+    check_array("std", x)
     if x.dtype.kind == "complex":
         raise TypeError(f"std: only real dtypes are allowed; got {x.dtype.name}.")
     _layout.normalize_axes(axis, x.ndim, "std")
@@ -173,7 +167,7 @@ def std(
 
 
 def _cumulative(op: str, x: Array, axis: int | None, dtype: DType | None, include_initial: bool) -> Array:
-    _check(op, x)
+    check_array(op, x)
     if axis is None:
         if x.ndim > 1:
             raise ValueError(f"{op}: axis is required for a {x.ndim}-D array.")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import operator
 
 from . import _dispatch, _dtypes, _layout, _manipulation
-from ._array import Array
-from ._statistical import Axis, _check, reduction
+from ._array import Array, check_array
+from ._statistical import Axis, reduction
 
 __all__ = ["all", "any", "diff"]
 
@@ -23,7 +23,7 @@ def all(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
     >>> nd.all(nd.asarray([[True, False], [True, True]]), axis=1).tolist()
     [False, True]
     """
-    _check("all", x)
+    check_array("all", x)
     return reduction("all", _truth(x), axis, keepdims, _dtypes.bool, "all")
 
 
@@ -34,7 +34,7 @@ def any(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
     >>> nd.any(nd.asarray([0.0, 0.0, 2.0]))
     Array(True, dtype=bool, device='numpy:0')
     """
-    _check("any", x)
+    check_array("any", x)
     return reduction("any", _truth(x), axis, keepdims, _dtypes.bool, "any")
 
 
@@ -47,7 +47,7 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
     ([3, 5, 7], [2, 2])
     """
 
-    _check("diff", x)
+    check_array("diff", x)
     if x.ndim == 0:
         raise ValueError("diff: x must have at least one dimension.")
     n = operator.index(n)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import _creation, _dispatch, _dtypes, _graph, _layout
-from ._array import Array
+from ._array import Array, check_array
 from ._devices import Device, as_device
 from ._dtypes import DType
 from ._manipulation import concat, moveaxis, roll
@@ -38,8 +38,7 @@ _KINDS = {"fft": (True, True), "ifft": (True, True), "rfft": (False, True), "ihf
 
 
 def _input(op: str, x: object) -> Array:
-    if type(x) is not Array:
-        raise TypeError(f"fft.{op}: expected an ndplane array; got {type(x).__name__}.")
+    check_array(f"fft.{op}", x)
     complex_in = _KINDS[op][0]
     kind = x.dtype.kind
     if not complex_in and kind == "complex":
@@ -309,8 +308,7 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: DType | None = None, device: s
 
 
 def _shift(name: str, x: Array, axes: int | Sequence[int] | None, sign: int) -> Array:
-    if type(x) is not Array:
-        raise TypeError(f"fft.{name}: expected an ndplane array; got {type(x).__name__}.")
+    check_array(f"fft.{name}", x)
     axes_ = _layout.normalize_axes(axes, x.ndim, f"fft.{name}")
     if not axes_:
         return _dispatch.copy_of(x)

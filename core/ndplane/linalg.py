@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from . import _creation, _dispatch, _dtypes, _graph, _indexing, _layout, _searching, _statistical
-from ._array import Array
+from ._array import Array, check_array
 from ._data_type_functions import finfo
 from ._dtypes import DType
 from ._linear_algebra_functions import matmul, tensordot, vecdot
@@ -73,8 +73,7 @@ class SVDResult(NamedTuple):
 
 
 def _matrices(name: str, x: object, square: bool = False, floating: bool = True) -> Array:
-    if type(x) is not Array:
-        raise TypeError(f"linalg.{name}: expected an ndplane array; got {type(x).__name__}.")
+    check_array(f"linalg.{name}", x)
     if x.ndim < 2:
         raise ValueError(f"linalg.{name}: expected an array of matrices (at least 2-D); got shape {x.shape}.")
     if square and x.shape[-1] != x.shape[-2]:
@@ -498,8 +497,7 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepd
     (5.0, 7.0)
     """
 
-    if type(x) is not Array:
-        raise TypeError(f"linalg.vector_norm: expected an ndplane array; got {type(x).__name__}.")
+    check_array("linalg.vector_norm", x)
     if not x.dtype.is_floating:
         raise TypeError(f"linalg.vector_norm: only floating-point dtypes are allowed; got {x.dtype.name}.")
     a = _abs(x)

@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import _dispatch, _graph, _layout
 from .. import _namespace as nd
-from .._array import Array
+from .._array import Array, check_array
 from ..backend.base import Ref
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "layer_norm"]
@@ -45,8 +45,7 @@ def _fused_rows(op: str, x: Array, out_cols: bool, inputs: tuple[Array | None, .
 
 def _last_axis(name: str, x: Array, axis: int, fn: Callable[[Array], Array]) -> Array:
     """Apply a last-axis algorithm along ``axis`` by moving it last (a view) and back."""
-    if type(x) is not Array:
-        raise TypeError(f"{name}: expected an ndplane array; got {type(x).__name__}.")
+    check_array(name, x)
     if x.ndim == 0:
         return fn(nd.reshape(x, (1,)))[0] if name != "logsumexp" else fn(nd.reshape(x, (1,)))
     ax = _layout.normalize_axis(axis, x.ndim, name)
@@ -135,8 +134,7 @@ def layer_norm(x: Array, /, weight: Array | None = None, bias: Array | None = No
     >>> [round(v, 4) for v in layer_norm(nd.asarray([1.0, 2.0, 3.0])).tolist()]
     [-1.2247, 0.0, 1.2247]
     """
-    if type(x) is not Array:
-        raise TypeError(f"layer_norm: expected an ndplane array; got {type(x).__name__}.")
+    check_array("layer_norm", x)
     x = _floating("layer_norm", x)
     k = x.shape[-1]
     for name, p in (("weight", weight), ("bias", bias)):

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import _namespace as nd
-from .._array import Array
+from .._array import Array, check_array
 from . import functional as F
 from . import init
 
@@ -33,8 +33,7 @@ def Parameter(data: Array, requires_grad: bool = True) -> Array:
     >>> p.requires_grad, p.is_leaf
     (True, True)
     """
-    if type(data) is not Array:
-        raise TypeError(f"Parameter: expected an ndplane array; got {type(data).__name__}.")
+    check_array("Parameter", data)
     p = data.detach()
     p.requires_grad = requires_grad
     return p
