@@ -18,7 +18,11 @@ __array_api_version__ = "2024.12"
 __all__ = ["__array_api_version__", "__version__"]
 
 from . import _namespace
+from ._elementwise import *  # noqa: F403 - also in _namespace; repeated for mypy (below)
 from ._namespace import *  # noqa: F403 - the Array API namespace
+
+# mypy reads only literal ``__all__`` lists, so a star import of a star import loses names; the
+# elementwise chapter is the one _namespace re-exports by star, hence the direct import above.
 
 __all__ += _namespace.__all__
 

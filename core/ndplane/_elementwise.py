@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -30,9 +30,21 @@ from ._array import Array, check_array
 from ._dtypes import DType
 from .backend import reference
 
-__all__: list[str] = []
+# The names this chapter exports, written out so type checkers see them through the namespace's
+# star import; a row whose name is missing here fails at import (see _row).
+__all__ = [
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and",
+    "bitwise_invert", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
+    "ceil", "clip", "conj", "copysign", "cos", "cosh", "divide", "equal", "exp", "expm1", "floor",
+    "floor_divide", "greater", "greater_equal", "hypot", "imag", "isfinite", "isinf", "isnan",
+    "less", "less_equal", "log", "log10", "log1p", "log2", "logaddexp", "logaddexp2", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "multiply", "negative",
+    "nextafter", "not_equal", "positive", "pow", "real", "reciprocal", "remainder", "round", "sign",
+    "signbit", "sin", "sinh", "sqrt", "square", "subtract", "tan", "tanh", "trunc",
+]  # fmt: skip
 
 Operand = Array | bool | int | float | complex
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 _NUM = frozenset({"int", "uint", "float", "complex"})
 _REAL = frozenset({"int", "uint", "float"})
@@ -191,30 +203,32 @@ def _tanh(op: str, x: Array) -> Array:
 def _row(arity: int, kinds: frozenset[str], rule: str, reference_kernel: Callable[..., Any], *,
          grad: tuple[Callable[..., Any] | None, ...] | None = None, saves: str = "operands",
          decompose: Callable[..., Array] | None = None, special: Callable[..., Array] | None = None,
-         accuracy: str = "rounded", domain: tuple[float, float] | None = None) -> Callable[[Callable[..., Any]], Any]:
+         accuracy: str = "rounded", domain: tuple[float, float] | None = None) -> Callable[[_F], _F]:
     """Register the op the decorated ``def`` names; return its generated function."""
     assert saves in ("nothing", "operands", "operands and out"), saves
     assert accuracy in ("exact", "rounded", "transcendental"), accuracy
 
-    def register(fn: Callable[..., Any]) -> Any:
+    def register(fn: _F) -> _F:
         name, summary = fn.__name__, (fn.__doc__ or "").strip()
+        if name not in __all__:
+            raise AssertionError(f"elementwise row {name!r} is missing from ndplane._elementwise.__all__")
         op = Op(name, arity, kinds, rule, reference_kernel, grad, saves, decompose, special, accuracy, domain, summary)
         OPS[name] = op
         _dispatch.META[name] = _meta(name, kinds, rule)
         (reference.UNARY if arity == 1 else reference.BINARY)[name] = reference_kernel
         if decompose is not None:
             _dispatch.DECOMPOSITIONS[name] = decompose
-        __all__.append(name)
-        return _make_unary(name, summary, special) if arity == 1 else _make_binary(name, summary, special)
+        made = _make_unary(name, summary, special) if arity == 1 else _make_binary(name, summary, special)
+        return cast(_F, made)  # same signature as the row's def, which documents it
 
     return register
 
 
-def _unary(kinds: frozenset[str], rule: str, reference_kernel: Callable[..., Any], **row: Any) -> Callable[..., Any]:
+def _unary(kinds: frozenset[str], rule: str, reference_kernel: Callable[..., Any], **row: Any) -> Callable[[_F], _F]:
     return _row(1, kinds, rule, reference_kernel, **row)
 
 
-def _binary(kinds: frozenset[str], rule: str, reference_kernel: Callable[..., Any], **row: Any) -> Callable[..., Any]:
+def _binary(kinds: frozenset[str], rule: str, reference_kernel: Callable[..., Any], **row: Any) -> Callable[[_F], _F]:
     return _row(2, kinds, rule, reference_kernel, **row)
 
 
@@ -393,17 +407,17 @@ def log1p(x: Array, /) -> Array:
     """log(1 + x), accurate for small x."""
 
 
-@_unary(_NUM, "float", np.log2, grad=(lambda nd, g, x, o: g / (_c(nd, x) * _LN2),), decompose=lambda x: multiply(log(x), 1 / _LN2), accuracy="transcendental")
+@_unary(_NUM, "float", np.log2, grad=(lambda nd, g, x, o: g / (_c(nd, x) * _LN2),), decompose=lambda x: _dispatch.binary("multiply", _dispatch.unary("log", x), 1 / _LN2), accuracy="transcendental")
 def log2(x: Array, /) -> Array:
     """Base-2 logarithm."""
 
 
-@_unary(_NUM, "float", np.log10, grad=(lambda nd, g, x, o: g / (_c(nd, x) * _LN10),), decompose=lambda x: multiply(log(x), 1 / _LN10), accuracy="transcendental")
+@_unary(_NUM, "float", np.log10, grad=(lambda nd, g, x, o: g / (_c(nd, x) * _LN10),), decompose=lambda x: _dispatch.binary("multiply", _dispatch.unary("log", x), 1 / _LN10), accuracy="transcendental")
 def log10(x: Array, /) -> Array:
     """Base-10 logarithm."""
 
 
-@_unary(_BOOL, "same", np.logical_not, accuracy="exact", decompose=lambda x: equal(x, False))
+@_unary(_BOOL, "same", np.logical_not, accuracy="exact", decompose=lambda x: _dispatch.binary("equal", x, False))
 def logical_not(x: Array, /) -> Array:
     """Logical NOT."""
 
@@ -418,7 +432,7 @@ def real(x: Array, /) -> Array:
     """Real part."""
 
 
-@_unary(_NUM, "float", lambda x, out: np.divide(1, x, out=out), grad=(lambda nd, g, x, o: -g * _c(nd, o * o),), saves="operands and out", decompose=lambda x: divide(1, x))
+@_unary(_NUM, "float", lambda x, out: np.divide(1, x, out=out), grad=(lambda nd, g, x, o: -g * _c(nd, o * o),), saves="operands and out", decompose=lambda x: _dispatch.binary("divide", 1, x))
 def reciprocal(x: Array, /) -> Array:
     """1 / x."""
 
@@ -453,7 +467,7 @@ def sqrt(x: Array, /) -> Array:
     """Square root."""
 
 
-@_unary(_NUM, "same", np.square, grad=(lambda nd, g, x, o: g * 2 * _c(nd, x),), domain=(-100, 100), decompose=lambda x: multiply(x, x))
+@_unary(_NUM, "same", np.square, grad=(lambda nd, g, x, o: g * 2 * _c(nd, x),), domain=(-100, 100), decompose=lambda x: _dispatch.binary("multiply", x, x))
 def square(x: Array, /) -> Array:
     """x * x."""
 
@@ -598,7 +612,7 @@ def nextafter(x1: Operand, x2: Operand, /) -> Array:
     """The next representable value after x1 toward x2."""
 
 
-@_binary(_ANY, "bool", np.not_equal, accuracy="exact", decompose=lambda a, b: _dispatch.unary("logical_not", equal(a, b)))
+@_binary(_ANY, "bool", np.not_equal, accuracy="exact", decompose=lambda a, b: _dispatch.unary("logical_not", _dispatch.binary("equal", a, b)))
 def not_equal(x1: Operand, x2: Operand, /) -> Array:
     """x1 != x2."""
 
@@ -613,7 +627,7 @@ def remainder(x1: Operand, x2: Operand, /) -> Array:
     """x1 % x2, with the sign of x2 (as Python)."""
 
 
-@_binary(_NUM, "same", np.subtract, grad=(lambda nd, g, a, b, o: g, lambda nd, g, a, b, o: -g), saves="nothing", decompose=lambda a, b: add(a, negative(b)) if type(b) is Array else add(a, -b))
+@_binary(_NUM, "same", np.subtract, grad=(lambda nd, g, a, b, o: g, lambda nd, g, a, b, o: -g), saves="nothing", decompose=lambda a, b: _dispatch.binary("add", a, _dispatch.unary("negative", b) if type(b) is Array else -b))
 def subtract(x1: Operand, x2: Operand, /) -> Array:
     """x1 - x2."""
 
@@ -631,7 +645,6 @@ def positive(x: Array, /) -> Array:
 
 
 _dispatch.META["positive"] = _meta("positive", _NUM, "same")
-__all__.append("positive")
 
 
 def clip(x: Array, /, min: Operand | None = None, max: Operand | None = None) -> Array:
@@ -660,8 +673,6 @@ def clip(x: Array, /, min: Operand | None = None, max: Operand | None = None) ->
             out = _dispatch.cast(out, x.dtype)
     return _dispatch.copy_of(out) if out is x else out
 
-
-__all__.append("clip")
 
 
 # ---------------------------------------------------------------------------

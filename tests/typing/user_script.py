@@ -24,6 +24,6 @@ w.requires_grad_()
 b: nd.Array = nd.zeros(2, dtype=nd.float64)
 value: nd.Array = loss(affine(x, w, b), nd.zeros((4, 2)))
 value.backward()
-total: nd.Array = x.sum(axis=0) + 2.0 * x.max() - (x @ x.T).mT[0, 1]
+total: nd.Array = nd.exp(x).sum(axis=0) + nd.clip(x, 0.0, 1.0).sum(axis=0) + 2.0 * x.max() - (x @ x.T).mT[0, 1]
 flag: nd.Array = (x > 0) & (x < 2)
 scalar: float = float(total[0])
