@@ -1,0 +1,170 @@
+// The elementwise engine: one grid-stride kernel over a Plan (strided, signed strides,
+// broadcast operands read in place) and a vectorised kernel for contiguous, 16-byte
+// aligned operands. Every elementwise launcher (unary, binary, cast, where, copy, fill)
+// is an instance of `launch<R, Fn, Ins...>`.
+#pragma once
+
+#include <cstring>
+#include <utility>
+
+#include "device.cuh"
+#include "kernels.h"
+#include "ops.cuh"
+
+namespace ndp {
+
+extern int g_grid_limit;
+
+template <class T> struct Arg {
+    const T* ptr;
+    T scalar;
+    __device__ __forceinline__ T at(int64_t i) const { return ptr ? ptr[i] : scalar; }
+};
+
+template <class R, class Fn, size_t... K, class... Ts>
+__device__ __forceinline__ void strided_one(std::index_sequence<K...>, const Plan& p, Fn fn, R* out, int64_t i,
+                                            const Arg<Ts>&... in) {
+    int64_t off[sizeof...(Ts) + 1];
+    offsets<sizeof...(Ts) + 1>(p, i, off);
+    out[off[0]] = fn(in.at(off[K + 1])...);
+}
+
+template <class R, class Fn, class... Ts>
+__global__ void __launch_bounds__(BLOCK) ew_kernel(Plan p, Fn fn, R* __restrict__ out, Arg<Ts>... in) {
+    const int64_t n = p.n;
+    const int64_t step = int64_t(gridDim.x) * BLOCK;
+    int64_t i = int64_t(blockIdx.x) * BLOCK + threadIdx.x;
+    if (p.contiguous) {
+        for (; i < n; i += step) out[i] = fn(in.at(i)...);
+    } else {
+        for (; i < n; i += step) strided_one(std::index_sequence_for<Ts...>{}, p, fn, out, i, in...);
+    }
+}
+
+template <class T, int V> __device__ __forceinline__ Pack<T, V> load_pack(const Arg<T>& a, int64_t j) {
+    if (a.ptr) return reinterpret_cast<const Pack<T, V>*>(a.ptr)[j];
+    Pack<T, V> r;
+#pragma unroll
+    for (int v = 0; v < V; ++v) r.v[v] = a.scalar;
+    return r;
+}
+
+template <int V, class R, class Fn, class... Ts>
+__device__ __forceinline__ void vec_step(Fn fn, R* out, int64_t j, const Pack<Ts, V>&... pk) {
+    Pack<R, V> r;
+#pragma unroll
+    for (int v = 0; v < V; ++v) r.v[v] = fn(pk.v[v]...);
+    reinterpret_cast<Pack<R, V>*>(out)[j] = r;
+}
+
+// V elements per thread per step, every pointer 16-byte aligned (checked by the host).
+template <int V, class R, class Fn, class... Ts>
+__global__ void __launch_bounds__(BLOCK) ew_vec_kernel(int64_t n, Fn fn, R* __restrict__ out, Arg<Ts>... in) {
+    const int64_t groups = n / V;
+    const int64_t step = int64_t(gridDim.x) * BLOCK;
+    const int64_t tid = int64_t(blockIdx.x) * BLOCK + threadIdx.x;
+    for (int64_t j = tid; j < groups; j += step) vec_step<V>(fn, out, j, load_pack<Ts, V>(in, j)...);
+    for (int64_t i = groups * V + tid; i < n; i += step) out[i] = fn(in.at(i)...);
+}
+
+template <class T> constexpr int max_size() { return sizeof(T); }
+template <class T, class U, class... Rest> constexpr int max_size() {
+    return sizeof(T) > max_size<U, Rest...>() ? sizeof(T) : max_size<U, Rest...>();
+}
+
+inline unsigned grid_for(int64_t work) {
+    int64_t blocks = (work + BLOCK - 1) / BLOCK;
+    if (blocks > g_grid_limit) blocks = g_grid_limit;
+    return static_cast<unsigned>(blocks < 1 ? 1 : blocks);
+}
+
+template <class T> Arg<T> make_arg(const In& in) {
+    Arg<T> a;
+    a.ptr = reinterpret_cast<const T*>(in.ptr);
+    static_assert(sizeof(T) <= sizeof(Scalar));
+    memcpy(static_cast<void*>(&a.scalar), in.scalar.bytes, sizeof(T));
+    return a;
+}
+
+template <class R, class Fn, class... Ts, size_t... K>
+void launch_impl(const Plan& p, char* out, const In* in, Stream s, std::index_sequence<K...>) {
+    auto stream = static_cast<cudaStream_t>(s);
+    constexpr int V = 16 / max_size<R, Ts...>() > 0 ? 16 / max_size<R, Ts...>() : 1;
+    bool aligned = p.contiguous && (reinterpret_cast<uintptr_t>(out) % 16 == 0);
+    ((aligned = aligned && reinterpret_cast<uintptr_t>(in[K].ptr) % 16 == 0), ...);
+    if (V > 1 && aligned && p.n >= 4 * V) {
+        ew_vec_kernel<V, R, Fn, Ts...><<<grid_for((p.n + V - 1) / V), BLOCK, 0, stream>>>(
+            p.n, Fn{}, reinterpret_cast<R*>(out), make_arg<Ts>(in[K])...);
+    } else {
+        ew_kernel<R, Fn, Ts...><<<grid_for(p.n), BLOCK, 0, stream>>>(p, Fn{}, reinterpret_cast<R*>(out),
+                                                                    make_arg<Ts>(in[K])...);
+    }
+}
+
+// The launcher for out = Fn()(inputs...) with storage types R and Ts.
+template <class R, class Fn, class... Ts> void launch(const Plan& p, char* out, const In* in, Stream s) {
+    launch_impl<R, Fn, Ts...>(p, out, in, s, std::index_sequence_for<Ts...>{});
+}
+
+template <class Op, class T> struct UnaryFn {
+    using R = typename ops::result1<Op, T>::type;
+    __device__ __forceinline__ R operator()(T x) const {
+        static_assert(cuda::std::is_same_v<decltype(ops::apply1<Op>(x)), R>, "ops::result1 is wrong for this op");
+        return ops::apply1<Op>(x);
+    }
+};
+template <class Op, class T> struct BinaryFn {
+    using R = typename ops::result2<Op, T>::type;
+    __device__ __forceinline__ R operator()(T a, T b) const {
+        static_assert(cuda::std::is_same_v<decltype(ops::apply2<Op>(a, b)), R>, "ops::result2 is wrong for this op");
+        return ops::apply2<Op>(a, b);
+    }
+};
+
+template <class T> constexpr int dtype_of() {
+    if constexpr (cuda::std::is_same_v<T, bool>) return BOOL;
+    else if constexpr (cuda::std::is_same_v<T, int8_t>) return I8;
+    else if constexpr (cuda::std::is_same_v<T, int16_t>) return I16;
+    else if constexpr (cuda::std::is_same_v<T, int32_t>) return I32;
+    else if constexpr (cuda::std::is_same_v<T, int64_t>) return I64;
+    else if constexpr (cuda::std::is_same_v<T, uint8_t>) return U8;
+    else if constexpr (cuda::std::is_same_v<T, uint16_t>) return U16;
+    else if constexpr (cuda::std::is_same_v<T, uint32_t>) return U32;
+    else if constexpr (cuda::std::is_same_v<T, uint64_t>) return U64;
+    else if constexpr (cuda::std::is_same_v<T, f16>) return F16;
+    else if constexpr (cuda::std::is_same_v<T, float>) return F32;
+    else if constexpr (cuda::std::is_same_v<T, double>) return F64;
+    else if constexpr (cuda::std::is_same_v<T, c64>) return C64;
+    else return C128;
+}
+
+template <class F, int... D> void for_each_dtype_impl(F&& f, std::integer_sequence<int, D...>) {
+    (f(std::integral_constant<int, D>{}), ...);
+}
+template <class F> void for_each_dtype(F&& f) { for_each_dtype_impl(f, std::make_integer_sequence<int, NDT>{}); }
+
+// Fills the unary table rows for Op (code `op`).
+template <class Op> void fill_unary_op(Tables& t, int op) {
+    for_each_dtype([&](auto d) {
+        constexpr int D = decltype(d)::value;
+        using T = dt_t<D>;
+        if constexpr (Op::template ok<T>) {
+            using R = typename UnaryFn<Op, T>::R;
+            t.unary[op][D] = &launch<R, UnaryFn<Op, T>, T>;
+            t.unary_out[op][D] = dtype_of<R>();
+        }
+    });
+}
+template <class Op> void fill_binary_op(Tables& t, int op) {
+    for_each_dtype([&](auto d) {
+        constexpr int D = decltype(d)::value;
+        using T = dt_t<D>;
+        if constexpr (Op::template ok<T>) {
+            using R = typename BinaryFn<Op, T>::R;
+            t.binary[op][D] = &launch<R, BinaryFn<Op, T>, T, T>;
+            t.binary_out[op][D] = dtype_of<R>();
+        }
+    });
+}
+
+}  // namespace ndp

@@ -1,0 +1,16 @@
+// Unary ops, first half of NDP_UNARY_OPS (two files compile in parallel).
+#include "elementwise.cuh"
+
+namespace ndp {
+
+template <int Code, class Op> static void row(Tables& t) {
+    if constexpr (Code < NUNARY / 2) fill_unary_op<Op>(t, Code);
+}
+
+void fill_unary_a(Tables& t) {
+#define X(n) row<ops::u_##n, ops::n>(t);
+    NDP_UNARY_OPS(X)
+#undef X
+}
+
+}  // namespace ndp
