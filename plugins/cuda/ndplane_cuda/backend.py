@@ -39,7 +39,7 @@ def _native() -> Any:
 def _cublas_candidates() -> list[str]:
     """libcublas from NVIDIA's wheels (``pip install nvidia-cublas``), if installed."""
     try:
-        import nvidia  # noqa: PLC0415 - the namespace package of NVIDIA's wheels, optional
+        import nvidia
     except ImportError:
         return []
     found = []

@@ -29,14 +29,16 @@ struct Buffer {
     ~Buffer();
 };
 
-nb::object g_oom;                   // ndplane.OutOfMemoryError
-nb::object g_dtypes[NDT];           // the dtype singletons, in code order
+// NOTE: plain pointers, kept alive for the process: a static nb::object would decref after
+// the interpreter is gone.
+PyObject* g_oom = nullptr;          // ndplane.OutOfMemoryError
+PyObject* g_dtypes[NDT] = {};       // the dtype singletons, in code order
 bool g_finalizing = false;
 
 [[noreturn]] void raise_oom(int device, int64_t nbytes) {
     std::string msg = "cuda:" + std::to_string(device) + ": out of memory allocating " + std::to_string(nbytes) +
                       " bytes (cached blocks were released and the allocation retried)";
-    PyErr_SetString(g_oom.is_valid() ? g_oom.ptr() : PyExc_MemoryError, msg.c_str());
+    PyErr_SetString(g_oom ? g_oom : PyExc_MemoryError, msg.c_str());
     throw nb::python_error();
 }
 
@@ -67,7 +69,7 @@ Buffer::~Buffer() {
 
 int dtype_code(nb::handle dt) {
     for (int i = 0; i < NDT; ++i)
-        if (g_dtypes[i].is_valid() && g_dtypes[i].ptr() == dt.ptr()) return i;
+        if (g_dtypes[i] && g_dtypes[i] == dt.ptr()) return i;
     std::string name = nb::cast<std::string>(dt.attr("name"));
     for (int i = 0; i < NDT; ++i)
         if (name == DT_NAME[i]) return i;
@@ -562,7 +564,7 @@ struct HostRaw final : RawAllocator {
     explicit HostRaw(int64_t lim) : limit(lim) {}
     void* alloc(size_t n) override {
         if (used + static_cast<int64_t>(n) > limit) return nullptr;
-        void* p = std::malloc(n);
+        void* p = std::aligned_alloc(512, (n + 511) / 512 * 512);  // like cudaMalloc's alignment
         if (p) {
             used += static_cast<int64_t>(n);
             live.emplace_back(p, n);
@@ -640,8 +642,8 @@ NB_MODULE(_native, m) {
     });
     m.def("init", [](nb::tuple dtypes, nb::object oom) {
         if (dtypes.size() != NDT) throw std::invalid_argument("init: expected the 14 dtypes of ndplane.ALL_DTYPES");
-        for (int i = 0; i < NDT; ++i) g_dtypes[i] = nb::borrow(dtypes[i]);
-        g_oom = oom;
+        for (int i = 0; i < NDT; ++i) g_dtypes[i] = nb::object(dtypes[i]).release().ptr();
+        g_oom = oom.release().ptr();
         // Frees after the interpreter starts finalising are skipped: the CUDA runtime may be gone.
         nb::module_::import_("atexit").attr("register")(nb::cpp_function([] { g_finalizing = true; }));
     });

@@ -1,0 +1,106 @@
+"""The cuda kernels against NumPy on a real GPU (skipped where none is available).
+
+The conformance suite (``pytest --pyargs ndplane.conformance --ndplane-backend cuda``)
+covers every op; these tests aim at the engine's own paths: the vectorised and strided
+elementwise kernels, layouts beyond eight axes, the three reduction layouts, the scans'
+chunk carries, cuBLAS operand flags, Philox and the allocator's out-of-memory path.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ndplane_cuda import backend as cuda_backend
+
+import ndplane as nd
+from ndplane.backend import reference
+
+ok, _count, reason = cuda_backend._probe()
+pytestmark = pytest.mark.skipif(not ok, reason=f"no usable CUDA device: {reason}")
+RNG = np.random.default_rng(3)
+
+
+def on_gpu(a: np.ndarray) -> nd.Array:
+    return nd.asarray(a, device="cuda")
+
+
+@pytest.mark.parametrize("n", [1, 3, 4, 17, 1000, 1 << 20])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "int64", "complex128"])
+def test_add_contiguous_vector_and_tail(n: int, dtype: str) -> None:
+    a, b = (RNG.standard_normal(n) * 50).astype(dtype), (RNG.standard_normal(n) * 50).astype(dtype)
+    np.testing.assert_array_equal((on_gpu(a) + on_gpu(b)).to_numpy(), a + b)
+
+
+def test_misaligned_views_take_the_scalar_path() -> None:
+    a = RNG.standard_normal(1001).astype(np.float32)
+    x = on_gpu(a)
+    np.testing.assert_array_equal((x[1:] * 2.0).to_numpy(), a[1:] * 2.0)
+
+
+@pytest.mark.parametrize("ndim", [2, 5, 9, 11])
+def test_strided_layouts_with_many_axes(ndim: int) -> None:
+    shape = (2,) * ndim
+    a = RNG.standard_normal(shape)
+    x = on_gpu(a)
+    perm = tuple(RNG.permutation(ndim))
+    want = np.transpose(a, perm)[..., ::-1] - a[..., :1]
+    got = nd.permute_dims(x, perm)[..., ::-1] - x[..., :1]
+    np.testing.assert_array_equal(got.to_numpy(), want)
+
+
+@pytest.mark.parametrize(("m", "k"), [(1, 1), (7, 3), (1000, 5), (3, 100_000), (5000, 300), (1, 0)])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_reductions_every_layout(m: int, k: int, axis: int) -> None:
+    a = RNG.standard_normal((m, k))
+    x = on_gpu(a)
+    np.testing.assert_allclose(nd.sum(x, axis=axis).to_numpy(), a.sum(axis=axis), rtol=1e-10, atol=1e-9)
+    if a.shape[axis]:
+        np.testing.assert_array_equal(nd.argmax(x, axis=axis).to_numpy(), a.argmax(axis=axis))
+        np.testing.assert_array_equal(nd.min(x, axis=axis).to_numpy(), a.min(axis=axis))
+
+
+def test_nan_propagates_and_argmax_takes_the_first_nan() -> None:
+    a = np.array([[1.0, np.nan, 3.0, np.nan], [2.0, 1.0, 0.5, 9.0]])
+    x = on_gpu(a)
+    np.testing.assert_array_equal(nd.max(x, axis=1).to_numpy(), [np.nan, 9.0])
+    np.testing.assert_array_equal(nd.argmax(x, axis=1).to_numpy(), [1, 3])
+
+
+@pytest.mark.parametrize("k", [1, 2047, 2048, 2049, 50_000])
+def test_cumulative_sum_carries_across_chunks(k: int) -> None:
+    a = RNG.integers(-100, 100, (3, k))
+    np.testing.assert_array_equal(nd.cumulative_sum(on_gpu(a), axis=1).to_numpy(), np.cumsum(a, axis=1))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64", "complex128", "int32"])
+def test_matmul_transposed_and_batched(dtype: str) -> None:
+    a = RNG.standard_normal((4, 30, 20)).astype(dtype)
+    b = RNG.standard_normal((20, 10)).astype(dtype)
+    x, y = on_gpu(a), on_gpu(b)
+    tol = {"float16": 2e-2, "float32": 1e-4, "complex64": 1e-4}.get(dtype, 1e-10)
+    np.testing.assert_allclose((x @ y).to_numpy(), a @ b, rtol=tol, atol=tol)
+    np.testing.assert_allclose((nd.matrix_transpose(x) @ nd.matrix_transpose(x)[:, :20, :]).to_numpy(),
+                               np.swapaxes(a, -1, -2) @ np.swapaxes(a, -1, -2)[:, :20, :], rtol=tol, atol=tol)
+
+
+def test_random_bits_match_the_reference_stream() -> None:
+    out = nd.empty(1027, dtype=nd.uint32, device="cuda")
+    out.device.backend.random_bits(12345, (1 << 64) - 2, out._ref)
+    want = np.empty(1027, np.uint32)
+    reference.random_bits(12345, (1 << 64) - 2, want)
+    np.testing.assert_array_equal(out.to_numpy(), want)
+
+
+def test_out_of_memory_is_a_clear_error() -> None:
+    with pytest.raises(nd.OutOfMemoryError, match=r"cuda:0.*bytes"):
+        nd.empty(1 << 45, dtype=nd.uint8, device="cuda")
+
+
+def test_memory_returns_to_the_cache() -> None:
+    backend = nd.Device("cuda").backend
+    before = backend.memory_stats()
+    x = nd.ones((1000, 1000), device="cuda")
+    assert backend.memory_stats()["buffers"] == before["buffers"] + 1
+    del x
+    after = backend.memory_stats()
+    assert after["buffers"] == before["buffers"] and after["cached_bytes"] >= 8_000_000
