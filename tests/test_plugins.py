@@ -48,6 +48,12 @@ def broken_site(tmp_path: Path) -> Path:
             return [BackendSpec(name='future', factory=lambda i: None, distribution='ndplane-future',
                                 protocol_version=99)]
     """)
+    _install_fake_dist(tmp_path, "ndplane-single", "ndplane_single", """
+        from ndplane.backend import BackendSpec, hookimpl
+        @hookimpl
+        def ndplane_register_backends():
+            return BackendSpec(name='single', factory=lambda i: None, protocol_version=1)  # not a list
+    """)
     return tmp_path
 
 
@@ -59,7 +65,8 @@ def test_broken_plugins_are_skipped_with_one_warning_each(broken_site: Path) -> 
     assert "ndplane-broken" in err and "kaboom at import" in err and "pip install -U ndplane-broken" in err
     assert "ndplane-raising" in err and "hook exploded" in err
     assert "ndplane-future" in err and "protocol 99" in err
-    assert err.count("PluginWarning") == 3
+    assert "ndplane-single" in err and "not a list of BackendSpec" in err
+    assert err.count("PluginWarning") == 4
 
 
 def test_allowlist_skips_other_plugins(broken_site: Path) -> None:

@@ -3,7 +3,7 @@
 # methods; ``tests/test_layers.py`` checks this stub declares exactly what the class has.
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, final
 
 import numpy as np
 
@@ -19,6 +19,9 @@ class Storage:
     version: int
     def __init__(self, buffer: Any, device: Device, backend: Backend, nbytes: int) -> None: ...
 
+# final: every function takes exactly Array (``type(x) is Array``), so a type checker may
+# narrow ``type(x) is not Array`` to the other members of a union.
+@final
 class Array:
     _storage: Storage
     _ref: Ref

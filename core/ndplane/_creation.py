@@ -6,7 +6,7 @@ import math
 import operator
 import pickle
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -25,7 +25,7 @@ ShapeLike = int | Sequence[int]
 
 def _shape(shape: ShapeLike, name: str) -> tuple[int, ...]:
     try:
-        dims = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(
+        dims = (operator.index(cast(int, shape)),) if not isinstance(shape, (tuple, list)) else tuple(
             operator.index(n) for n in shape
         )
     except TypeError:
@@ -172,7 +172,7 @@ def full(
     return out.requires_grad_() if requires_grad else out
 
 
-def _filled(shape: tuple[int, ...], value: Any, dt: DType, dev: Device, name: str) -> Array:
+def _filled(shape: ShapeLike, value: Any, dt: DType, dev: Device, name: str) -> Array:
     """A new array of ``shape`` (checked) filled with ``value`` (a scalar valid for ``dt``)."""
     out = _dispatch.empty(_shape(shape, name), dt, dev, name)
     if out._ref.size:
@@ -266,7 +266,8 @@ def arange(
     is_int = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
     dt = _dtype(dtype, dev, "integral" if is_int else "real floating", "arange")
     n = max(0, math.ceil((stop - start) / step))
-    host = start + step * np.arange(n, dtype=np.int64 if is_int else np.float64)
+    ramp: np.ndarray = np.arange(n, dtype=np.int64 if is_int else np.float64)
+    host = start + step * ramp
     return asarray(host.astype(dt.dtype), device=dev)
 
 
@@ -382,7 +383,8 @@ def triu(x: Array, /, *, k: int = 0) -> Array:
 def reduce_ex(x: Array, protocol: int) -> tuple[Any, ...]:
     """``Array.__reduce_ex__``: the data as host bytes, rebuilt by :func:`_unpickle`."""
     host = x.to_numpy()
-    data: Any = pickle.PickleBuffer(host) if protocol >= 5 else host
+    # NOTE: NumPy's stubs declare ndarray a Buffer only for Python >= 3.12 (ndarray.__buffer__).
+    data: Any = pickle.PickleBuffer(host) if protocol >= 5 else host  # type: ignore[arg-type]
     return (_unpickle, (data, x.dtype.name, x.shape, x.device.kind))
 
 

@@ -139,7 +139,7 @@ def devices() -> list[Device]:
     >>> nd.Device("numpy") in nd.devices()
     True
     """
-    out = []
+    out: list[Device] = []
     for name, spec in sorted(plugins.backend_specs().items()):
         if _available(spec)[0]:
             out.extend(Device(name, i) for i in range(spec.device_count()))

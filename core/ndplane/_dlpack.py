@@ -11,7 +11,7 @@ a copy, except when ``x`` already is an ndplane array on the target device.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -87,7 +87,7 @@ def __dlpack__(self: Array, /, *, stream: Any = None, max_version: tuple[int, in
     # NOTE: the copy (if any) is made above; NumPy only packs the capsule.
     if max_version is None:
         return host.__dlpack__(stream=stream)
-    return host.__dlpack__(stream=stream, max_version=tuple(max_version))
+    return host.__dlpack__(stream=stream, max_version=cast("tuple[int, int]", tuple(max_version)))
 
 
 def from_dlpack(x: Any, /, *, device: str | Device | None = None, copy: bool | None = None) -> Array:

@@ -118,8 +118,8 @@ def _build_promotion_table() -> dict[tuple[DType, DType], DType]:
                 table[a, b] = a if a._rank >= b._rank else b
     for u in _UNSIGNED[:3]:
         for s in _SIGNED:
-            wide = max(s._rank, u._rank + 1)
-            table[u, s] = table[s, u] = _SIGNED[wide - 1]
+            rank = max(s._rank, u._rank + 1)
+            table[u, s] = table[s, u] = _SIGNED[rank - 1]
     for f in _FLOATS:
         for c in _COMPLEX:
             wide = c if c._rank >= f._rank else _COMPLEX_OF[f]

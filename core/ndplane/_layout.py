@@ -7,7 +7,7 @@ Nothing in this module knows about arrays, devices or backends.
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 Shape = tuple[int, ...]
@@ -80,7 +80,7 @@ def _contiguous_strides(shape: Shape) -> Strides:
     return tuple(reversed(strides))
 
 
-def prod(shape: Sequence[int]) -> int:
+def prod(shape: Iterable[int]) -> int:
     n = 1
     for s in shape:
         n *= s

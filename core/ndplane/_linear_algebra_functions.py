@@ -61,7 +61,7 @@ def _batch3(x: Array, batch: tuple[int, ...], nb: int, r: int, c: int) -> tuple[
     returned with it (the Array that owns the Ref's storage)."""
     ref = x._ref
     if len(ref.shape) == 1:
-        strides2 = (0, ref.strides[0]) if r == 1 else (ref.strides[0], 0)
+        strides2: tuple[int, ...] = (0, ref.strides[0]) if r == 1 else (ref.strides[0], 0)
         lead: tuple[int, ...] = ()
         lead_strides: tuple[int, ...] = ()
     else:

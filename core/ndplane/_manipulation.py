@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
+from typing import cast
 
 from . import _dispatch, _dtypes, _graph, _layout
 from ._array import Array, _view, check_array
@@ -277,7 +278,9 @@ def roll(x: Array, /, shift: int | Sequence[int], *, axis: int | Sequence[int] |
 
 
 def _shift_sum(shift: int | Sequence[int]) -> int:
-    return sum(operator.index(s) for s in shift) if isinstance(shift, (tuple, list)) else operator.index(shift)
+    if isinstance(shift, (tuple, list)):
+        return sum(operator.index(s) for s in shift)
+    return operator.index(cast(int, shift))
 
 
 def tile(x: Array, repetitions: Sequence[int], /) -> Array:

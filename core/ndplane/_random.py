@@ -11,6 +11,7 @@ import math
 import operator
 import os
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 
@@ -25,7 +26,9 @@ _MASK64 = (1 << 64) - 1
 
 
 def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
-    dims = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(operator.index(n) for n in shape)
+    dims = (operator.index(cast(int, shape)),) if not isinstance(shape, (tuple, list)) else tuple(
+        operator.index(n) for n in shape
+    )
     if any(n < 0 for n in dims):
         raise ValueError(f"random: negative dimensions are not allowed; got {dims}.")
     return dims

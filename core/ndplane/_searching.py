@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from . import _creation, _dispatch, _dtypes, _indexing, _layout, _manipulation, _sorting, _statistical
 from ._array import Array, check_array
@@ -94,10 +95,10 @@ def where(condition: Array, x1: Array | bool | int | float | complex, x2: Array 
 
     arrays = [a for a in (x1, x2) if type(a) is Array]
     if not arrays:  # two scalars: the first becomes a 0-d array of its default dtype
-        x1 = _creation.full((), x1, device=condition.device)
+        x1 = _creation.full((), cast("bool | int | float | complex", x1), device=condition.device)
         arrays = [x1]
     ref = arrays[0]
-    dt = ref.dtype if len(arrays) == 1 else _dtypes.promote(x1.dtype, x2.dtype, "where")
+    dt = ref.dtype if len(arrays) == 1 else _dtypes.promote(ref.dtype, arrays[1].dtype, "where")
     defaults = ref.device.backend.default_dtypes
     for s in (x1, x2):
         if type(s) is not Array:

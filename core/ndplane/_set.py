@@ -67,7 +67,7 @@ def _values(s: Array, starts: Array) -> Array:
     return s[starts]
 
 
-def _scatter(count: Array | int, group: Array, values: Array, like: Array) -> Array:
+def _scatter(count: int, group: Array, values: Array, like: Array) -> Array:
     index = like.device.backend.default_dtypes["indexing"]
     out = _creation.zeros((1, count), dtype=index, device=like.device)
     if group.shape[0]:

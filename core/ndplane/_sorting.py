@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from . import _dispatch, _graph, _layout
 from ._array import Array, check_array
 
@@ -19,9 +21,10 @@ def _sort(name: str, x: Array, axis: int, descending: bool, stable: bool, values
     index = x.device.backend.default_dtypes["indexing"]
     grad = values and x.requires_grad
     v, i = _dispatch.sort_last(moved, bool(descending), bool(stable), values, not values or grad, index)
-    out = _dispatch._move_axis_back(v if values else i, ax)
+    # sort_last returns each result asked for: the values (``values``), the indices (else, or ``grad``)
+    out = _dispatch._move_axis_back(cast(Array, v if values else i), ax)
     if grad:
-        _graph.record("sort", out, (x,), (_dispatch._move_axis_back(i, ax),), (x.shape, ax))
+        _graph.record("sort", out, (x,), (_dispatch._move_axis_back(cast(Array, i), ax),), (x.shape, ax))
     return out
 
 

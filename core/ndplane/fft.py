@@ -37,7 +37,7 @@ _KINDS = {"fft": (True, True), "ifft": (True, True), "rfft": (False, True), "ihf
           "irfft": (True, False), "hfft": (True, False)}  # fmt: skip
 
 
-def _input(op: str, x: object) -> Array:
+def _input(op: str, x: Array) -> Array:
     check_array(f"fft.{op}", x)
     complex_in = _KINDS[op][0]
     kind = x.dtype.kind

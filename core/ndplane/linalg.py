@@ -72,7 +72,7 @@ class SVDResult(NamedTuple):
 # ---------------------------------------------------------------------------
 
 
-def _matrices(name: str, x: object, square: bool = False, floating: bool = True) -> Array:
+def _matrices(name: str, x: Array, square: bool = False, floating: bool = True) -> Array:
     check_array(f"linalg.{name}", x)
     if x.ndim < 2:
         raise ValueError(f"linalg.{name}: expected an array of matrices (at least 2-D); got shape {x.shape}.")
@@ -402,6 +402,7 @@ def matrix_power(x: Array, n: int, /) -> Array:
         if not n:
             break
         base = matmul(base, base)
+    assert result is not None  # n >= 1 has a set bit
     return _dispatch.copy_of(result) if result is x else result
 
 

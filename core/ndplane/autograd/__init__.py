@@ -129,7 +129,8 @@ def gradcheck(
                     args[i] = _creation.asarray(pert.reshape(base.shape), dtype=x.dtype, device=x.device)
                     vals.append(float(np.sum(fn(*args).to_numpy() * v_host).real))
             flat[j] = (vals[0] - vals[1]) / (2 * eps)
-        got = analytic[i].to_numpy().real if analytic[i] is not None else np.zeros_like(numeric)
+        ga = analytic[i]
+        got = ga.to_numpy().real if ga is not None else np.zeros_like(numeric)
         if not np.allclose(got, numeric, atol=atol, rtol=rtol):
             if raise_exception:
                 worst = np.max(np.abs(got - numeric))

@@ -56,8 +56,8 @@ def run_backward(
     With ``inputs``: return their gradients (``None`` where unreachable), touching no ``.grad``.
     """
     acc: dict[int, Array] = {}
-    for r, g in zip(roots, grads):
-        acc[id(r)] = binary("add", acc[id(r)], g) if id(r) in acc else g
+    for root, grad in zip(roots, grads):
+        acc[id(root)] = binary("add", acc[id(root)], grad) if id(root) in acc else grad
     wanted = {id(x) for x in inputs} if inputs is not None else None
     order = _toposort(roots)
     # NOTE: several arrays may share a node (an op's outputs; an output and the alias of it a
@@ -73,6 +73,7 @@ def run_backward(
                 shared.add(k)
             last[k] = i
     pending: dict[int, Any] = {}
+    g: Array | tuple[Array | None, ...] | None  # a multi-output op's rule gets one per output
     with set_grad_enabled(create_graph):
         for i, arr in enumerate(order):
             g = acc.get(id(arr))

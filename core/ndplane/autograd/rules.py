@@ -96,6 +96,7 @@ def _where(g: Any, node: Node) -> tuple[Any, Any, Any]:
 
 def _cast(g: Any, node: Node) -> tuple[Any]:
     (src,) = node.inputs
+    assert src is not None  # the node exists because its one input requires a gradient
     if src.dtype.kind != "complex" and g.dtype.kind == "complex":
         g = nd.real(g)
     return (nd.astype(g, src.dtype),)

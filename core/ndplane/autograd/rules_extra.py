@@ -29,7 +29,7 @@ PyTorch's (``cholesky_backward``, ``linalg_qr_backward``, ``svd_backward``,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from .. import _namespace as nd
 from .._graph import RULES, Node
@@ -146,7 +146,7 @@ def _eigh(gs: tuple[Any, Any], node: Node) -> tuple[Any]:
     # NOTE: V (F o V^H gV) V^H needs no skew projection: _fold symmetrises (F is antisymmetric).
     w, v = node.saved_values()
     gw, gv = gs
-    inner = None
+    inner: nd.Array | None = None
     if gv is not None:
         vhgv = _h(v) @ gv
         if v.dtype.kind == "complex":
@@ -154,6 +154,7 @@ def _eigh(gs: tuple[Any, Any], node: Node) -> tuple[Any]:
         inner = _gap_inverse(w) * vhgv
     if gw is not None:
         inner = _diag_embed(gw) if inner is None else inner + _diag_embed(gw)
+    assert inner is not None  # the engine calls a rule with some gradient: gW, gV or both
     return (_fold(v @ inner @ _h(v)),)
 
 
@@ -180,7 +181,7 @@ def _svd(gs: tuple[Any, Any, Any], node: Node) -> tuple[Any]:
 def _svd_inner(u: nd.Array, s: nd.Array, vh: nd.Array, gu: Any, gsv: Any, gvh: Any) -> nd.Array:
     """``U^H gA V``: skew(U^H gU) S / E + S skew(V^H gV) / E + diag(gS) (+ the phase term)."""
     uhgu = vhgv = None
-    off = 0
+    off: nd.Array | int = 0
     if gu is not None:
         uhgu = _h(u) @ gu
         off = (uhgu - _h(uhgu)) * s[..., None, :]
@@ -189,7 +190,8 @@ def _svd_inner(u: nd.Array, s: nd.Array, vh: nd.Array, gu: Any, gsv: Any, gvh: A
         off = off + s[..., :, None] * (vhgv - _h(vhgv))
     inner = _gap_inverse(s * s) * off  # 1 / (s_j^2 - s_i^2), 0 on the diagonal
     if u.dtype.kind == "complex":
-        im = sum(nd.imag(nd.linalg.diagonal(x)) for x in (uhgu, vhgv) if x is not None)
+        # gU or gVh is set (else _svd returned earlier): a sum of arrays, not the start 0
+        im = cast(nd.Array, sum(nd.imag(nd.linalg.diagonal(x)) for x in (uhgu, vhgv) if x is not None))
         _check_phase(im, "svd", "singular vectors")
         if uhgu is not None:  # the phase gauge: i Im diag(U^H gU) / S
             inner = inner + _diag_embed(nd.astype(nd.imag(nd.linalg.diagonal(uhgu)) / s, u.dtype) * 1j)
@@ -220,7 +222,7 @@ def _qr_square(q: nd.Array, r: nd.Array, gq: Any, gr: Any) -> nd.Array:
     mm = gr @ _h(r) if gr is not None else 0
     if gq is not None:
         mm = mm - _h(q) @ gq
-    t = _half_diag(nd.triu(mm))
+    t = _half_diag(nd.triu(cast(nd.Array, mm)))  # gR or gQ is set: an array
     x = q @ (t + _h(t))
     x = x if gq is None else x + gq
     return _h(nd.linalg.solve(r, _h(x)))

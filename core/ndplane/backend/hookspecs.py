@@ -18,7 +18,7 @@ hookimpl = pluggy.HookimplMarker("ndplane")
 
 
 @hookspec
-def ndplane_register_backends() -> list[BackendSpec]:
+def ndplane_register_backends() -> list[BackendSpec] | None:
     """Return the backends this plugin provides, as a list of ``BackendSpec``.
 
     Called once per process, the first time ndplane needs its devices. It must

@@ -118,10 +118,16 @@ def backend_specs() -> dict[str, BackendSpec]:
         for impl in reversed(pm.hook.ndplane_register_backends.get_hookimpls()):
             dist = _sources.get(impl.plugin_name, impl.plugin_name)
             try:
-                result = impl.function() or []
+                # NOTE: a plugin's answer, checked below: the hookspec's type is not a promise
+                result: object = impl.function() or []
             except Exception as exc:  # noqa: BLE001
                 _skip(repr(impl.plugin_name), dist,
                       f"ndplane_register_backends raised {type(exc).__name__}: {exc}",
+                      f"Report it to the plugin's authors or uninstall {dist}.")
+                continue
+            if not isinstance(result, (list, tuple)):
+                _skip(repr(impl.plugin_name), dist,
+                      f"ndplane_register_backends returned {type(result).__name__}, not a list of BackendSpec",
                       f"Report it to the plugin's authors or uninstall {dist}.")
                 continue
             for spec in result:

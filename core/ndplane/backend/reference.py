@@ -9,7 +9,7 @@ of the exact result dtype) and never allocates its result itself.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -109,18 +109,20 @@ def take(x: np.ndarray, indices: np.ndarray, out: np.ndarray) -> None:
 
 
 def scatter_add(out: np.ndarray, indices: np.ndarray, values: np.ndarray) -> None:
+    # NOTE: NumPy's stubs type ufunc.at's index as an integer array; a tuple index is valid too.
     if out.dtype.kind == "b":
-        np.logical_or.at(out, (slice(None), indices), values)
+        np.logical_or.at(out, (slice(None), indices), values)  # type: ignore[arg-type]
     else:
-        np.add.at(out, (slice(None), indices), values)
+        np.add.at(out, (slice(None), indices), values)  # type: ignore[arg-type]
 
 
 def sort(
     x: np.ndarray, values_out: np.ndarray | None, indices_out: np.ndarray | None,
     descending: bool, stable: bool,
 ) -> None:
-    kind = "stable" if stable else None
+    kind: Literal["stable"] | None = "stable" if stable else None
     if indices_out is None:
+        assert values_out is not None  # the caller asks for the values, the indices or both
         # NOTE: sorted values show stability only through -0.0 and 0.0 (equal, distinguishable),
         # so the much faster unstable sort serves unless such ties exist. Descending is the
         # reverse, which puts NaNs first.
@@ -201,23 +203,28 @@ def _svd(a: np.ndarray, outs: tuple[np.ndarray, ...]) -> None:
     u, s, vh = outs
     full = u.shape[-1] == a.shape[-2] and vh.shape[-2] == a.shape[-1]  # reduced == full when M == N
     ru, rs, rvh = np.linalg.svd(a, full_matrices=full)
-    np.copyto(u, ru), np.copyto(s, rs), np.copyto(vh, rvh)
+    np.copyto(u, ru)
+    np.copyto(s, rs)
+    np.copyto(vh, rvh)
 
 
 def _qr(a: np.ndarray, outs: tuple[np.ndarray, ...]) -> None:
     q, r = outs
     rq, rr = np.linalg.qr(a, mode="complete" if q.shape[-1] == a.shape[-2] else "reduced")
-    np.copyto(q, rq), np.copyto(r, rr)
+    np.copyto(q, rq)
+    np.copyto(r, rr)
 
 
 def _eigh(a: np.ndarray, outs: tuple[np.ndarray, ...]) -> None:
     w, v = np.linalg.eigh(a)
-    np.copyto(outs[0], w), np.copyto(outs[1], v)
+    np.copyto(outs[0], w)
+    np.copyto(outs[1], v)
 
 
 def _slogdet(a: np.ndarray, outs: tuple[np.ndarray, ...]) -> None:
     sign, logabs = np.linalg.slogdet(a)
-    np.copyto(outs[0], sign), np.copyto(outs[1], logabs)
+    np.copyto(outs[0], sign)
+    np.copyto(outs[1], logabs)
 
 
 def _solve(a: np.ndarray, b: np.ndarray, outs: tuple[np.ndarray, ...]) -> None:

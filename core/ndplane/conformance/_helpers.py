@@ -26,7 +26,7 @@ from ndplane.backend import plugins
 # ---------------------------------------------------------------------------
 # hypothesis profiles: "ci" (the default: few, derandomized examples) and "deep"
 # ---------------------------------------------------------------------------
-_COMMON = dict(
+_COMMON: dict[str, Any] = dict(
     deadline=None,
     suppress_health_check=[
         HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -183,7 +183,8 @@ class Values:
 # ---------------------------------------------------------------------------
 
 
-def shapes(min_dims: int = 0, max_dims: int = 4, min_side: int = 0, max_side: int = 4) -> st.SearchStrategy:
+def shapes(min_dims: int = 0, max_dims: int = 4, min_side: int = 0,
+           max_side: int = 4) -> st.SearchStrategy[tuple[int, ...]]:  # fmt: skip
     """Small shapes: 0-d, empty, size-1 axes and up to 4-D."""
     return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side)
 
@@ -337,8 +338,8 @@ def _apply(op: tuple[Any, ...], m: Any, x: Any) -> Any:
 
 
 @st.composite
-def layouts(draw: Any, shape: tuple[int, ...] | st.SearchStrategy | None = None, *, broadcast: bool = True,
-            depth: int = 2) -> Layout:  # fmt: skip
+def layouts(draw: st.DrawFn, shape: tuple[int, ...] | st.SearchStrategy[tuple[int, ...]] | None = None, *,
+            broadcast: bool = True, depth: int = 2) -> Layout:  # fmt: skip
     """A :class:`Layout`: 0-d, empty, size-1 and up to 4-D shapes; views chained up to ``depth``."""
     if shape is None:
         shape = shapes()

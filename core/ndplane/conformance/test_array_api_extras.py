@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import operator
+from typing import Literal
 
 import numpy as np
 import pytest
@@ -75,7 +76,8 @@ def test_diff_count_nonzero(device: nd.Device, data: st.DataObject, n: int) -> N
 
 @h.hyp()
 @given(data=st.data(), side=st.sampled_from(["left", "right"]), sorter=st.booleans())
-def test_searchsorted(device: nd.Device, data: st.DataObject, side: str, sorter: bool) -> None:
+def test_searchsorted(device: nd.Device, data: st.DataObject, side: Literal["left", "right"],
+                      sorter: bool) -> None:  # fmt: skip
     n = data.draw(st.integers(0, 8), label="n")
     shape = data.draw(h.shapes(max_dims=2), label="shape")
     for dtype in h.supported(device, ("int", "uint", "float")):
@@ -138,7 +140,8 @@ def test_unique_nans_are_distinct(device: nd.Device) -> None:
 
 @h.hyp()
 @given(data=st.data(), k=st.integers(-4, 4), indexing=st.sampled_from(["xy", "ij"]))
-def test_meshgrid_tril_triu(device: nd.Device, data: st.DataObject, k: int, indexing: str) -> None:
+def test_meshgrid_tril_triu(device: nd.Device, data: st.DataObject, k: int,
+                            indexing: Literal["xy", "ij"]) -> None:  # fmt: skip
     shape = data.draw(h.shapes(min_dims=2, max_dims=4), label="shape")
     sizes = data.draw(st.lists(st.integers(0, 3), max_size=3), label="sizes")
     for dtype in h.supported(device):
@@ -355,6 +358,7 @@ def test_default_device_and_grad_modes(device: nd.Device) -> None:
         with nd.enable_grad():
             y = (x * 2).sum()
     y.backward()
+    assert x.grad is not None
     h.assert_same(x.grad, np.full(3, 2.0), x.dtype)
 
 

@@ -123,6 +123,8 @@ def rule_is_float(op: str) -> bool:
 
 def operand_values(op: str, dtype: nd.DType, pos: int = 0) -> h.Values:
     kind = dtype.kind
+    lo: float | None
+    hi: float | None
     if kind in ("int", "uint"):
         lo, hi, nonzero = _int_bounds(op, dtype, pos)
         return h.Values(lo, hi, nonzero=nonzero)
@@ -301,6 +303,7 @@ def test_python_scalar_of_higher_kind(device: nd.Device, skind: str, akind: str,
     host = np.array([0, 1, 1, 0, 2][: 4 if akind == "bool" else 5]).astype(h.np_dtype(dtypes[0]))
     x = nd.asarray(host, device=device)
     fn = BINARY[op][0]
+    assert fn is not None
     for args_nd, args_np in (((x, scalar), (host, scalar)), ((scalar, x), (scalar, host))):
         with np.errstate(all="ignore"):
             expected = fn(*[np.asarray(v).astype(h.np_dtype(result)) for v in args_np])
@@ -670,8 +673,11 @@ def test_inplace_rejects_a_higher_kind(device: nd.Device) -> None:
 @h.hyp()
 @given(data=st.data())
 def test_unary_operators(device: nd.Device, which: str, data: st.DataObject) -> None:
-    op, fn = {"neg": ("negative", operator.neg), "pos": ("positive", operator.pos),
-              "abs": ("abs", abs), "invert": ("bitwise_invert", operator.invert)}[which]  # fmt: skip
+    ops: dict[str, tuple[str, Callable[[Any], Any]]] = {
+        "neg": ("negative", operator.neg), "pos": ("positive", operator.pos),
+        "abs": ("abs", abs), "invert": ("bitwise_invert", operator.invert),
+    }  # fmt: skip
+    op, fn = ops[which]
     dtypes = _dtypes_for(device, UNARY[op][1], op)
     dtype = data.draw(st.sampled_from(dtypes), label="dtype")
     a = data.draw(h.arrays(device, dtype, values=operand_values(op, dtype)), label="x")
@@ -697,7 +703,9 @@ def test_signed_zero_and_specials(device: nd.Device) -> None:
         v = np.array([-0.0, 0.0, -0.4, 0.5, 1.5, 2.5, -2.5, np.inf, -np.inf, np.nan], t)
         x = nd.asarray(v, device=device)
         for op in ("negative", "abs", "ceil", "floor", "trunc", "round"):
-            expected = UNARY[op][0](v)
+            oracle = UNARY[op][0]
+            assert oracle is not None
+            expected = oracle(v)
             h.assert_same(_call(op, x), expected, dtype, exact=True, signed_zeros=True, msg=f"{op}: ")
         h.assert_same(nd.signbit(x), np.signbit(v), nd.bool)
         h.assert_same(nd.copysign(nd.ones_like(x), x), np.copysign(np.ones_like(v), v), dtype,

@@ -98,7 +98,7 @@ def test_bad_axis(device: nd.Device) -> None:
 def test_index_out_of_range(device: nd.Device) -> None:
     a = nd.zeros((2, 3), device=device)
     for key in (2, -3, (0, 3), (1, -4), (0, 0, 0)):
-        _raises_before_kernels(device, IndexError, "__getitem__|index", lambda k=key: a[k])
+        _raises_before_kernels(device, IndexError, "__getitem__|index", lambda: a[key])  # noqa: B023
     with pytest.raises(IndexError):
         a[0, 3] = 1.0
     idx = nd.asarray([0, 3], device=device)
@@ -156,9 +156,9 @@ def test_device_mixing(device: nd.Device) -> None:
 def test_type_errors(device: nd.Device) -> None:
     a = nd.zeros((2,), device=device)
     with pytest.raises(TypeError):
-        nd.add([1, 2], [3, 4])  # no ndplane array
+        nd.add([1, 2], [3, 4])  # type: ignore[arg-type]  # no ndplane array: the error under test
     with pytest.raises(TypeError):
-        a + "x"
+        a + "x"  # type: ignore[operator]  # the error under test
     with pytest.raises(TypeError):
         bool(nd.zeros((2,), device=device))
     with pytest.raises(TypeError):

@@ -98,7 +98,11 @@ def _grads(device: nd.Device | str, shapes: list[tuple[int, ...]], loss: Loss) -
               for s in shapes]  # fmt: skip
     value = loss(inputs)
     value.backward()
-    return [value.to_numpy()] + [x.grad.to_numpy() for x in inputs]
+    out = [value.to_numpy()]
+    for x in inputs:
+        assert x.grad is not None, "backward() reached every input"
+        out.append(x.grad.to_numpy())
+    return out
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -119,7 +123,9 @@ def test_double_backward(device: nd.Device) -> None:
         pytest.skip(f"{device} has no float32")
     x = nd.asarray([0.5, -1.0, 2.0], dtype=nd.float32, device=device, requires_grad=True)
     (g,) = nd.autograd.grad(nd.sum(x * x * x), x, create_graph=True)
+    assert g is not None
     (gg,) = nd.autograd.grad(nd.sum(g), x)
+    assert gg is not None
     np.testing.assert_allclose(gg.to_numpy(), 6 * np.array([0.5, -1.0, 2.0]), rtol=1e-6)
 
 

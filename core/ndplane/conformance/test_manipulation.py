@@ -24,7 +24,7 @@ def test_reshape(device: nd.Device, layout: h.Layout, data: st.DataObject) -> No
     size = int(np.prod(layout.shape))
     divisors = [d for d in range(1, max(size, 1) + 1) if size % d == 0] if size else [0, 1, 2]
     first = data.draw(st.sampled_from(divisors), label="first axis")
-    new = (first, -1) if first else (0, data.draw(st.integers(0, 3)))
+    new: tuple[int, ...] = (first, -1) if first else (0, data.draw(st.integers(0, 3)))
     if data.draw(st.booleans()):
         new = (-1,)
     dtype = _dtype(device, data)

@@ -9,6 +9,7 @@ number of terms.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -234,6 +235,7 @@ def test_cumulative_1d_default_axis(device: nd.Device) -> None:
 
 def test_reductions_reject_bad_axes(device: nd.Device) -> None:
     x = nd.zeros((2, 3), device=device)
+    fn: Callable[..., nd.Array]
     for fn in (nd.sum, nd.prod, nd.max, nd.min, nd.mean, nd.var, nd.std, nd.any, nd.all):
         with pytest.raises((IndexError, ValueError), match=fn.__name__):
             fn(x, axis=2)

@@ -24,6 +24,7 @@ def fit(device: Any = None, steps: int = 200, seed: int = 0) -> tuple[float, flo
         opt.zero_grad()
         loss.backward()
         opt.step()
+    assert model.bias is not None  # Linear(bias=True)
     return float(model.weight[0, 0]), float(model.bias[0])
 
 

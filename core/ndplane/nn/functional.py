@@ -332,6 +332,7 @@ def cross_entropy(logits: Array, target: Array, reduction: str = "mean") -> Arra
         logp = log_softmax(logits, axis=1)
         hot = one_hot(target, logits.shape[1], logp.dtype) if target.ndim == 1 else None
         loss = _nll(logp, target, reduction, hot)
+    assert hot is not None  # _nll raised for a target that is not 1-D
     return _graph.record("cross_entropy", loss, (logits,), (logp, hot, logits), reduction)
 
 

@@ -216,7 +216,7 @@ class Linear(Module):
         self.weight = _empty((out_features, in_features), device, dtype)
         init.kaiming_uniform_(self.weight, a=math.sqrt(5), generator=generator)
         if bias:
-            self.bias = _empty((out_features,), device, dtype)
+            self.bias: Array | None = _empty((out_features,), device, dtype)
             bound = 1 / math.sqrt(in_features) if in_features else 0.0
             init.uniform_(self.bias, -bound, bound, generator)
         else:
@@ -241,7 +241,7 @@ class Conv2d(Module):
         self.weight = _empty((out_channels, in_channels, kh, kw), device, dtype)
         init.kaiming_uniform_(self.weight, a=math.sqrt(5), generator=generator)
         if bias:
-            self.bias = _empty((out_channels,), device, dtype)
+            self.bias: Array | None = _empty((out_channels,), device, dtype)
             bound = 1 / math.sqrt(in_channels * kh * kw)
             init.uniform_(self.bias, -bound, bound, generator)
         else:
@@ -338,8 +338,8 @@ class LayerNorm(Module):
         self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.eps = eps
         if elementwise_affine:
-            self.weight = Parameter(nd.ones(self.normalized_shape, device=device, dtype=dtype))
-            self.bias = Parameter(nd.zeros(self.normalized_shape, device=device, dtype=dtype))
+            self.weight: Array | None = Parameter(nd.ones(self.normalized_shape, device=device, dtype=dtype))
+            self.bias: Array | None = Parameter(nd.zeros(self.normalized_shape, device=device, dtype=dtype))
         else:
             self.weight = self.bias = None
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 from .. import _namespace as nd
 from .._array import Array
@@ -75,7 +75,7 @@ class Optimizer:
                 if len(live) == len(group) and in_step:  # the common case: one update for all
                     # NOTE: the flat copy of the parameters is needed only by weight decay
                     pflat = _flatten(group) if self.weight_decay else None
-                    views = [(_flatten([p.grad for p in group]), pflat, flat)]
+                    views = [(_flatten(cast("list[Array]", [p.grad for p in group])), pflat, flat)]
                     params = [group]
                 else:
                     views, params, off = [], [], 0
@@ -125,6 +125,7 @@ class Optimizer:
                 off += r.size
             self._state_refs[gi] = refs
         params = self._fused_params()
+        op = cast(str, self._fused_op)  # step() calls this only when the rule has a fused op
         for p, state in zip(group, refs):
             g = p.grad
             if g is None or not p._ref.size:
@@ -132,7 +133,7 @@ class Optimizer:
             st = self.state[id(p)]
             st["step"] += 1
             params["step"] = st["step"]
-            backend.fused(self._fused_op, (g._ref, *state), p._ref, params)
+            backend.fused(op, (g._ref, *state), p._ref, params)
             p._storage.version += 1
         for s in flat.values():
             s._storage.version += 1
@@ -169,8 +170,9 @@ class SGD(Optimizer):
     def _state_names(self) -> tuple[str, ...]:  # type: ignore[override]
         return ("momentum",) if self.momentum else ()
 
-    def _delta(self, g: Array, p: Array, state: dict[str, Array], t: int) -> Array:
+    def _delta(self, g: Array, p: Array | None, state: dict[str, Array], t: int) -> Array:
         if self.weight_decay:
+            assert p is not None  # step() passes the parameters whenever there is weight decay
             g = g + self.weight_decay * p
         if self.momentum:
             buf = state["momentum"]
@@ -204,9 +206,10 @@ class Adam(Optimizer):
         return {"lr": self.lr, "beta1": b1, "beta2": b2, "eps": self.eps, "weight_decay": self.weight_decay,
                 "decoupled": self.decoupled}  # fmt: skip
 
-    def _delta(self, g: Array, p: Array, state: dict[str, Array], t: int) -> Array:
+    def _delta(self, g: Array, p: Array | None, state: dict[str, Array], t: int) -> Array:
         b1, b2 = self.betas
         if self.weight_decay and not self.decoupled:
+            assert p is not None  # step() passes the parameters whenever there is weight decay
             g = g + self.weight_decay * p
         m, v = state["m"], state["v"]
         m *= b1
@@ -216,6 +219,7 @@ class Adam(Optimizer):
         denom = nd.sqrt(v) * (1 / math.sqrt(1 - b2**t)) + self.eps
         delta = (self.lr / (1 - b1**t)) * (m / denom)
         if self.weight_decay and self.decoupled:
+            assert p is not None
             delta += (self.lr * self.weight_decay) * p
         return delta
 
