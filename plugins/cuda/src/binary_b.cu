@@ -4,7 +4,7 @@
 namespace ndp {
 
 template <int Code, class Op> static void row(Tables& t) {
-    if constexpr (Code >= NBINARY / 2) fill_binary_op<Op>(t, Code);
+    if constexpr (Code >= ops::NBINARY_ / 2) fill_binary_op<Op>(t, Code);
 }
 
 void fill_binary_b(Tables& t) {

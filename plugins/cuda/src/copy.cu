@@ -38,12 +38,14 @@ void fill_copy(Tables& t) {
     fill_size<4>(t);
 }
 
-const char* const UNARY_NAMES[NUNARY] = {
+const int NUNARY = ops::NUNARY_;
+const int NBINARY = ops::NBINARY_;
+const char* const UNARY_NAMES[MAXOPS] = {
 #define X(n) #n,
     NDP_UNARY_OPS(X)
 #undef X
 };
-const char* const BINARY_NAMES[NBINARY] = {
+const char* const BINARY_NAMES[MAXOPS] = {
 #define X(n) #n,
     NDP_BINARY_OPS(X)
 #undef X

@@ -24,17 +24,19 @@ struct In {
 
 using Launch = void (*)(const Plan& p, char* out, const In* in, Stream s);
 
-// The op codes, in the order of NDP_UNARY_OPS / NDP_BINARY_OPS (ops.cuh).
-inline constexpr int NUNARY = 37;
-inline constexpr int NBINARY = 29;
-extern const char* const UNARY_NAMES[NUNARY];
-extern const char* const BINARY_NAMES[NBINARY];
+// The op codes, in the order of NDP_UNARY_OPS / NDP_BINARY_OPS: the lists live only in
+// ops.cuh (adding an op there is all the plugin needs); their lengths come from copy.cu.
+inline constexpr int MAXOPS = 64;
+extern const int NUNARY;
+extern const int NBINARY;
+extern const char* const UNARY_NAMES[MAXOPS];
+extern const char* const BINARY_NAMES[MAXOPS];
 
 struct Tables {
-    Launch unary[NUNARY][NDT];       // by input dtype; nullptr where the op does not take it
-    int unary_out[NUNARY][NDT];      // result dtype code
-    Launch binary[NBINARY][NDT];
-    int binary_out[NBINARY][NDT];
+    Launch unary[MAXOPS][NDT];       // by input dtype; nullptr where the op does not take it
+    int unary_out[MAXOPS][NDT];      // result dtype code
+    Launch binary[MAXOPS][NDT];
+    int binary_out[MAXOPS][NDT];
     Launch cast[NDT][NDT];           // [from][to]
     Launch copy[5];                  // by log2(itemsize): 1, 2, 4, 8, 16 bytes
     Launch fill[5];                  // in[0].scalar holds the value

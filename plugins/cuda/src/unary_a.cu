@@ -4,7 +4,7 @@
 namespace ndp {
 
 template <int Code, class Op> static void row(Tables& t) {
-    if constexpr (Code < NUNARY / 2) fill_unary_op<Op>(t, Code);
+    if constexpr (Code < ops::NUNARY_ / 2) fill_unary_op<Op>(t, Code);
 }
 
 void fill_unary_a(Tables& t) {
