@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU, from the project root: build ndplane-cuda for this GPU, run
 # the conformance suite on `cuda` with NDPLANE_FALLBACK=error, the plugin's own tests, and a
-# compute-sanitizer memcheck of a small subset; logs and results go to one folder.
+# compute-sanitizer memcheck of a small subset and benchmarks/bench_cuda.py (ndplane vs PyTorch);
+# logs and results go to one folder.
 #   tools/cuda_gpu_check.sh [OUT]      (default: $OUT, else /tmp/out)
 set -uo pipefail
 out="${1:-${OUT:-/tmp/out}}"
@@ -23,4 +24,6 @@ if command -v compute-sanitizer >/dev/null; then
     python -m pytest -q -p no:cacheprovider plugins/cuda/tests/test_gpu.py -x > "$out/memcheck.log" 2>&1
   echo "compute-sanitizer memcheck: exit $?" | tee -a "$out/summary.txt"
 fi
+python benchmarks/bench_cuda.py --json "$out/bench_cuda.json" > "$out/bench_cuda.log" 2>&1
+echo "bench_cuda: exit $?" | tee -a "$out/summary.txt"
 tail -3 "$out"/*.log >> "$out/summary.txt"
