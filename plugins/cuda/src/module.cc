@@ -210,10 +210,10 @@ void run_elementwise(DeviceState& d, Launch fn, const View& out, const View* con
     for (int k = 0; k < nin; ++k) {
         const View* v = ins[k];
         if (v) {
+            if (v->ndim != out.ndim) throw std::invalid_argument(std::string(what) + ": operand ranks differ from out's.");
             for (int ax = 0; ax < out.ndim; ++ax)
-                if (v->ndim != out.ndim || (v->shape[ax] != out.shape[ax]))
+                if (v->shape[ax] != out.shape[ax])
                     throw std::invalid_argument(std::string(what) + ": operand shapes differ from out's.");
-            if (v->ndim != out.ndim) throw std::invalid_argument(std::string(what) + ": operand ranks differ.");
             strides[k + 1] = v->strides;
             c.in[k].ptr = v->data;
             c.isz[k + 1] = ITEMSIZE[v->dtype];
