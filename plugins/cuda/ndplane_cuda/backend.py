@@ -96,7 +96,8 @@ def _make_backend_class() -> type[Backend]:
 
         def memory_stats(self) -> dict[str, int]:
             """``buffers`` and ``bytes`` live, plus the cache: ``reserved_bytes`` held from the
-            driver, ``cached_bytes`` of those free for reuse, ``peak_bytes``."""
+            driver in ``segments`` (``raw_allocs`` cudaMalloc calls so far), ``cached_bytes`` of
+            those free for reuse, ``peak_bytes``."""
             return dict(native.memory_stats(self.index))
 
         def empty_cache(self) -> None:

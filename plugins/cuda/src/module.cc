@@ -501,6 +501,19 @@ nb::dict op_dtypes() {
     return r;
 }
 
+// The allocator's bookkeeping as memory_stats() reports it (devices and the host test alike).
+nb::dict stats_dict(const AllocStats& s) {
+    nb::dict r;
+    r["buffers"] = s.buffers;
+    r["bytes"] = s.bytes;
+    r["reserved_bytes"] = s.reserved;
+    r["cached_bytes"] = s.cached;
+    r["peak_bytes"] = s.peak_bytes;
+    r["segments"] = s.segments;
+    r["raw_allocs"] = s.raw_allocs;
+    return r;
+}
+
 // ---------------------------------------------------------------------------
 // host self-tests (no GPU needed)
 // ---------------------------------------------------------------------------
@@ -602,15 +615,7 @@ struct HostAllocator {
     }
     uintptr_t address(int64_t h) { return reinterpret_cast<uintptr_t>(blocks[h]->ptr); }
     nb::dict stats() {
-        AllocStats s = alloc.stats();
-        nb::dict r;
-        r["buffers"] = s.buffers;
-        r["bytes"] = s.bytes;
-        r["reserved"] = s.reserved;
-        r["cached"] = s.cached;
-        r["segments"] = s.segments;
-        r["peak_bytes"] = s.peak_bytes;
-        r["raw_allocs"] = s.raw_allocs;
+        nb::dict r = stats_dict(alloc.stats());
         r["raw_in_use"] = raw.used;
         return r;
     }
@@ -679,16 +684,7 @@ NB_MODULE(_native, m) {
         nb::gil_scoped_release release;
         check(d, cudaStreamSynchronize(d.stream), "synchronize");
     });
-    m.def("memory_stats", [](int index) {
-        AllocStats s = device(index).allocator->stats();
-        nb::dict r;
-        r["buffers"] = s.buffers;
-        r["bytes"] = s.bytes;
-        r["reserved_bytes"] = s.reserved;
-        r["cached_bytes"] = s.cached;
-        r["peak_bytes"] = s.peak_bytes;
-        return r;
-    });
+    m.def("memory_stats", [](int index) { return stats_dict(device(index).allocator->stats()); });
     m.def("empty_cache", [](int index) { device(index).allocator->empty_cache(); });
     m.def("set_grid_limit", &set_grid_limit);
     m.def("op_dtypes", &op_dtypes, "{'unary': {op: [dtype names]}, 'binary': {...}, 'reduce': [...], 'scan': [...]}.");

@@ -13,20 +13,13 @@ namespace ndp {
 namespace {
 
 // Each reduction: Acc (accumulator), init, take (element k of a row), combine, result.
-template <class T> struct SumR {
+// sum (PROD false) or prod, accumulating in the compute type (float for float16).
+template <class T, bool PROD> struct ArithR {
     using C = compute_t<T>;
     using Acc = C;
-    __device__ static Acc init() { return C(0); }
+    __device__ static Acc init() { return C(PROD ? 1 : 0); }
     __device__ static Acc take(T v, int64_t) { return widen(v); }
-    __device__ static Acc combine(Acc a, Acc b) { return ops::add::f(a, b); }
-    __device__ static T result(Acc a) { return convert<T>(a); }
-};
-template <class T> struct ProdR {
-    using C = compute_t<T>;
-    using Acc = C;
-    __device__ static Acc init() { return C(1); }
-    __device__ static Acc take(T v, int64_t) { return widen(v); }
-    __device__ static Acc combine(Acc a, Acc b) { return ops::multiply::f(a, b); }
+    __device__ static Acc combine(Acc a, Acc b) { return PROD ? ops::multiply::f(a, b) : ops::add::f(a, b); }
     __device__ static T result(Acc a) { return convert<T>(a); }
 };
 template <class T, bool MAX> struct ExtremeR {
@@ -168,9 +161,9 @@ struct ReduceTable {
 
 template <int D> void fill_reduce_dtype(ReduceTable& t) {
     using T = dt_t<D>;
-    t.fn[R_SUM][D] = &run_reduce<T, SumR<T>, T>;
+    t.fn[R_SUM][D] = &run_reduce<T, ArithR<T, false>, T>;
     t.out[R_SUM][D] = D;
-    t.fn[R_PROD][D] = &run_reduce<T, ProdR<T>, T>;
+    t.fn[R_PROD][D] = &run_reduce<T, ArithR<T, true>, T>;
     t.out[R_PROD][D] = D;
     t.fn[R_MAX][D] = &run_reduce<T, ExtremeR<T, true>, T>;
     t.out[R_MAX][D] = D;

@@ -199,12 +199,13 @@ def test_allocator_reuses_freed_blocks() -> None:
     for h in hs:
         a.release(h)
     s = a.stats()
-    assert s["buffers"] == 0 and s["bytes"] == 0 and s["cached"] == s["reserved"] == first["reserved"]
+    assert s["buffers"] == 0 and s["bytes"] == 0
+    assert s["cached_bytes"] == s["reserved_bytes"] == first["reserved_bytes"]
     for n in RNG.integers(1, 300_000, 50):
         a.release(a.allocate(int(n)))
     assert a.stats()["raw_allocs"] == first["raw_allocs"]  # served from the cache
     a.empty_cache()
-    assert a.stats()["reserved"] == 0 and a.stats()["raw_in_use"] == 0
+    assert a.stats()["reserved_bytes"] == 0 and a.stats()["raw_in_use"] == 0
 
 
 def test_allocator_blocks_never_overlap_and_merge_back() -> None:
@@ -219,7 +220,7 @@ def test_allocator_blocks_never_overlap_and_merge_back() -> None:
     s = a.stats()
     # every segment merged back into one free block: releasing the cache returns all of it
     a.empty_cache()
-    assert a.stats()["reserved"] == 0 and s["segments"] >= 1
+    assert a.stats()["reserved_bytes"] == 0 and s["segments"] >= 1
 
 
 def test_allocator_releases_the_cache_and_retries_when_memory_runs_out() -> None:
@@ -228,9 +229,9 @@ def test_allocator_releases_the_cache_and_retries_when_memory_runs_out() -> None
     assert -1 not in big
     for h in big:
         a.release(h)  # cached, still held
-    assert a.stats()["reserved"] == 16 << 20
+    assert a.stats()["reserved_bytes"] == 16 << 20
     h = a.allocate(10 << 20)  # needs the cache given back first
-    assert h != -1 and a.stats()["reserved"] == 10 << 20
+    assert h != -1 and a.stats()["reserved_bytes"] == 10 << 20
     assert a.allocate(10 << 20) == -1  # really out of memory: the caller raises OutOfMemoryError
     a.release(h)
 
@@ -238,9 +239,9 @@ def test_allocator_releases_the_cache_and_retries_when_memory_runs_out() -> None
 def test_allocator_without_caching_returns_memory_at_once() -> None:
     a = native._HostAllocator(1 << 30, False)
     h = a.allocate(5 << 20)
-    assert a.stats()["reserved"] == 6 << 20
+    assert a.stats()["reserved_bytes"] == 6 << 20
     a.release(h)
-    assert a.stats()["reserved"] == 0 and a.stats()["raw_in_use"] == 0
+    assert a.stats()["reserved_bytes"] == 0 and a.stats()["raw_in_use"] == 0
 
 
 # -- the op tables agree with the core's rows ----------------------------------------------
