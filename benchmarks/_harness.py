@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 import timeit
@@ -80,6 +81,19 @@ def side_by_side(fns: dict[str, Callable[[], Any]], *, min_time: float = 0.2, re
             fns[lib]()
             rounds[lib].append(t.timeit(number[lib]) / number[lib])
     return SideBySide(rounds)
+
+
+def load_average() -> str:
+    """The 1-minute load average, for a table row: other processes take cores and bandwidth."""
+    return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "-"
+
+
+def ratio(r: float | None) -> str:
+    return f"{r:.2f}x" if r else "-"
+
+
+def interval(iv: tuple[float, float] | None) -> str:
+    return f"{iv[0]:.2f}-{iv[1]:.2f}" if iv else "-"
 
 
 def print_table(rows: list[list[str]]) -> None:

@@ -27,7 +27,7 @@ import os
 import platform
 
 import numpy as np
-from _harness import print_table, side_by_side, try_import_torch
+from _harness import interval, load_average, print_table, ratio, side_by_side, try_import_torch
 
 import ndplane as nd
 from ndplane.composite import softmax
@@ -121,18 +121,6 @@ def latency_rows(torch) -> list[tuple[str, dict]]:
     return rows
 
 
-def _load() -> str:
-    return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "-"
-
-
-def ratio(r: float | None) -> str:
-    return f"{r:.2f}x" if r else "-"
-
-
-def interval(iv: tuple[float, float] | None) -> str:
-    return f"{iv[0]:.2f}-{iv[1]:.2f}" if iv else "-"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
@@ -142,7 +130,7 @@ def main() -> None:
     backend = nd.Device("cpu").backend
     print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}, "
           f"numpy {np.__version__}" + (f", torch {torch.__version__}" if torch else ", torch absent")
-          + f"; ndplane-cpu: {backend!r}; load average {_load()}")  # fmt: skip
+          + f"; ndplane-cpu: {backend!r}; load average {load_average()}")  # fmt: skip
     rows = [["case (float32 unless noted)", "ndplane ms", "numpy ms", "torch ms",
              "nd/numpy", "nd/torch", "95% interval", "nd GFLOP/s", "numpy GFLOP/s", "load"]]  # fmt: skip
     for name, shape, kind, flops in cases(args.quick):
@@ -154,7 +142,7 @@ def main() -> None:
                      f"{t.best('torch') * 1e3:.3f}" if torch else "-", ratio(t.ratio("ndplane", "numpy")),
                      ratio(t.ratio("ndplane", "torch")), interval(t.interval("ndplane", "torch")),
                      f"{flops / t.best('ndplane') / 1e9:.1f}" if flops else "",
-                     f"{flops / t.best('numpy') / 1e9:.1f}" if flops else "", _load()])  # fmt: skip
+                     f"{flops / t.best('numpy') / 1e9:.1f}" if flops else "", load_average()])  # fmt: skip
     print_table(rows)
     print()
     rows = [["small op", "ndplane us", "numpy us", "torch us", "nd/numpy", "nd/torch", "load"]]
@@ -162,7 +150,7 @@ def main() -> None:
         t = side_by_side(fns)
         rows.append([name, f"{t.best('ndplane') * 1e6:.2f}", f"{t.best('numpy') * 1e6:.2f}",
                      f"{t.best('torch') * 1e6:.2f}" if "torch" in t else "-",
-                     ratio(t.ratio("ndplane", "numpy")), ratio(t.ratio("ndplane", "torch")), _load()])  # fmt: skip
+                     ratio(t.ratio("ndplane", "numpy")), ratio(t.ratio("ndplane", "torch")), load_average()])  # fmt: skip
     print_table(rows)
 
 

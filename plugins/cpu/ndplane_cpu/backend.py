@@ -69,12 +69,16 @@ def _make_backend_class() -> type[Backend]:
         capabilities = frozenset(_capabilities)
         ops = native_ops
         isa = native.isa()
+        vector_math = native.vector_math()  # "libmvec" or "scalar" (src/vmath.h)
 
         def __init__(self, index: int = 0) -> None:
             self.index = index
 
         def __repr__(self) -> str:
-            return f"<CpuBackend cpu:{self.index} ({self.isa}, {native.num_threads()} threads)>"
+            return (
+                f"<CpuBackend cpu:{self.index} ({self.isa}, {self.vector_math} math, "
+                f"{native.num_threads()} threads)>"
+            )
 
         def supports(self, op: str, dtype: Any) -> bool:
             dtypes = support.get(op)

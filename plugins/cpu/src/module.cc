@@ -655,6 +655,12 @@ NB_MODULE(_native, m) {
     });
     m.def("empty_cache", &empty_cache);
     m.def("isa", [] { return std::string(kernels().isa); });
+    // Where the transcendental functions' vector code comes from (src/vmath.h).
+#if defined(NDP_LIBMVEC)
+    m.def("vector_math", [] { return std::string("libmvec"); });
+#else
+    m.def("vector_math", [] { return std::string("scalar"); });
+#endif
     m.def("num_threads", &num_threads);
     m.def("set_num_threads", [](int n) {
         set_num_threads(n);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "common.h"
+#include "vmath.h"
 
 namespace ndp::ops {
 
@@ -94,7 +95,7 @@ template <class R> inline std::complex<R> cpow(std::complex<R> a, std::complex<R
         }
         return n < 0 ? cdiv(Cx(1, 0), aa) : aa;
     }
-    return std::pow(a, b);
+    return vm::pow(a, b);
 }
 
 // NumPy's npy_divmod for floats: returns the floor quotient, sets `mod`.
@@ -130,7 +131,7 @@ template <class R> inline R fdivmod(R a, R b, R& mod) {
 
 NDP_OP(abs, ANY<T>)
 template <class T> static auto f(T x) {
-    if constexpr (C<T>) return std::hypot(x.real(), x.imag());
+    if constexpr (C<T>) return vm::hypot(x.real(), x.imag());
     else if constexpr (B<T> || std::is_unsigned_v<T>) return x;
     else if constexpr (I<T>) return x < 0 ? wrap_sub(T(0), x) : x;
     else return std::fabs(x);
@@ -141,31 +142,31 @@ NDP_END
     NDP_OP(name, F<T> || C<T>)                  \
     template <class T> static T f(T x) { return expr; } \
     NDP_END
-NDP_MATH(acos, std::acos(x))
-NDP_MATH(acosh, std::acosh(x))
-NDP_MATH(asin, std::asin(x))
-NDP_MATH(asinh, std::asinh(x))
-NDP_MATH(atan, std::atan(x))
-NDP_MATH(atanh, std::atanh(x))
-NDP_MATH(cos, std::cos(x))
-NDP_MATH(cosh, std::cosh(x))
-NDP_MATH(exp, std::exp(x))
-NDP_MATH(log, std::log(x))
-NDP_MATH(sin, std::sin(x))
-NDP_MATH(sinh, std::sinh(x))
+NDP_MATH(acos, vm::acos(x))
+NDP_MATH(acosh, vm::acosh(x))
+NDP_MATH(asin, vm::asin(x))
+NDP_MATH(asinh, vm::asinh(x))
+NDP_MATH(atan, vm::atan(x))
+NDP_MATH(atanh, vm::atanh(x))
+NDP_MATH(cos, vm::cos(x))
+NDP_MATH(cosh, vm::cosh(x))
+NDP_MATH(exp, vm::exp(x))
+NDP_MATH(log, vm::log(x))
+NDP_MATH(sin, vm::sin(x))
+NDP_MATH(sinh, vm::sinh(x))
 NDP_MATH(sqrt, std::sqrt(x))
-NDP_MATH(tan, std::tan(x))
-NDP_MATH(tanh, std::tanh(x))
+NDP_MATH(tan, vm::tan(x))
+NDP_MATH(tanh, vm::tanh(x))
 #undef NDP_MATH
 
 NDP_OP(expm1, F<T> || C<T>)
 template <class T> static T f(T x) {
     if constexpr (C<T>) {
-        auto a = std::sin(x.imag() / 2);
-        return T(std::expm1(x.real()) * std::cos(x.imag()) - 2 * a * a,
-                 std::exp(x.real()) * std::sin(x.imag()));
+        auto a = vm::sin(x.imag() / 2);
+        return T(vm::expm1(x.real()) * vm::cos(x.imag()) - 2 * a * a,
+                 vm::exp(x.real()) * vm::sin(x.imag()));
     } else {
-        return std::expm1(x);
+        return vm::expm1(x);
     }
 }
 NDP_END
@@ -173,10 +174,10 @@ NDP_END
 NDP_OP(log1p, F<T> || C<T>)
 template <class T> static T f(T x) {
     if constexpr (C<T>) {
-        auto l = std::hypot(x.real() + 1, x.imag());
-        return T(std::log(l), std::atan2(x.imag(), x.real() + 1));
+        auto l = vm::hypot(x.real() + 1, x.imag());
+        return T(vm::log(l), vm::atan2(x.imag(), x.real() + 1));
     } else {
-        return std::log1p(x);
+        return vm::log1p(x);
     }
 }
 NDP_END
@@ -185,11 +186,11 @@ NDP_OP(log2, F<T> || C<T>)
 template <class T> static T f(T x) {
     if constexpr (C<T>) {
         using R = real_t<T>;
-        T r = std::log(x);
+        T r = vm::log(x);
         return T(r.real() * R(1.442695040888963407359924681001892137),
                  r.imag() * R(1.442695040888963407359924681001892137));
     } else {
-        return std::log2(x);
+        return vm::log2(x);
     }
 }
 NDP_END
@@ -198,11 +199,11 @@ NDP_OP(log10, F<T> || C<T>)
 template <class T> static T f(T x) {
     if constexpr (C<T>) {
         using R = real_t<T>;
-        T r = std::log(x);
+        T r = vm::log(x);
         return T(r.real() * R(0.434294481903251827651128918916605082),
                  r.imag() * R(0.434294481903251827651128918916605082));
     } else {
-        return std::log10(x);
+        return vm::log10(x);
     }
 }
 NDP_END
@@ -296,7 +297,7 @@ NDP_END
 NDP_OP(sign, I<T> || F<T> || C<T>)
 template <class T> static T f(T x) {
     if constexpr (C<T>) {
-        auto mag = std::hypot(x.real(), x.imag());
+        auto mag = vm::hypot(x.real(), x.imag());
         return cdiv(x, T(mag == 0 ? 1 : mag, 0));
     } else if constexpr (std::is_unsigned_v<T>) {
         return x > 0 ? 1 : 0;
@@ -359,21 +360,21 @@ template <class T> static T f(T a, T b) {
 NDP_END
 
 NDP_OP(atan2, F<T>)
-template <class T> static T f(T a, T b) { return std::atan2(a, b); }
+template <class T> static T f(T a, T b) { return vm::atan2(a, b); }
 NDP_END
 NDP_OP(copysign, F<T>)
 template <class T> static T f(T a, T b) { return std::copysign(a, b); }
 NDP_END
 NDP_OP(hypot, F<T>)
-template <class T> static T f(T a, T b) { return std::hypot(a, b); }
+template <class T> static T f(T a, T b) { return vm::hypot(a, b); }
 NDP_END
 
 NDP_OP(logaddexp, F<T>)
 template <class T> static T f(T a, T b) {
     if (a == b) return a + T(0.693147180559945309417232121458176568);  // handles infinities
     T d = a - b;
-    if (d > 0) return a + std::log1p(std::exp(-d));
-    if (d <= 0) return b + std::log1p(std::exp(d));
+    if (d > 0) return a + vm::log1p(vm::exp(-d));
+    if (d <= 0) return b + vm::log1p(vm::exp(d));
     return d;  // NaN
 }
 NDP_END
@@ -383,8 +384,8 @@ template <class T> static T f(T a, T b) {
     const T inv_ln2 = T(1.442695040888963407359924681001892137);
     if (a == b) return a + T(1);  // handles infinities
     T d = a - b;
-    if (d > 0) return a + std::log1p(std::exp2(-d)) * inv_ln2;
-    if (d <= 0) return b + std::log1p(std::exp2(d)) * inv_ln2;
+    if (d > 0) return a + vm::log1p(vm::exp2(-d)) * inv_ln2;
+    if (d <= 0) return b + vm::log1p(vm::exp2(d)) * inv_ln2;
     return d;  // NaN
 }
 NDP_END
@@ -533,7 +534,7 @@ template <class T> static T f(T a, T b) {
     if constexpr (C<T>) {
         return cpow(a, b);
     } else if constexpr (F<T>) {
-        return std::pow(a, b);
+        return vm::pow(a, b);
     } else {
         if constexpr (std::is_signed_v<T>) {
             if (b < 0) {  // 1/a**|b| truncated, as the reference kernel
