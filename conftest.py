@@ -15,6 +15,9 @@ _PLUGIN_DIRS = {
 # NOTE: a plugin that is not installed (not built on this machine) is skipped, not failed.
 collect_ignore = [path for path, package in _PLUGIN_DIRS.items() if importlib.util.find_spec(package) is None]
 collect_ignore += ["benchmarks", "build", "core/ndplane/__main__.py"]
+# ndplane.dask imports dask (the `distributed` extra): its examples run only where it is installed.
+if importlib.util.find_spec("dask") is None:
+    collect_ignore.append("core/ndplane/dask.py")
 
 
 import pytest  # noqa: E402

@@ -114,13 +114,43 @@ def try_import_torch() -> Any:
         return None
 
 
-def device_from_args() -> Any:
-    """The ndplane device named by ``--device`` (the default device without it)."""
+def parse_args() -> Any:
+    """``--device NAME`` as an ndplane Device (the default device without it) and ``--json PATH``."""
     import argparse
 
     import ndplane as nd
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", default=None)
+    add_json_argument(parser)
     args = parser.parse_args()
-    return nd.Device(args.device) if args.device else nd.get_default_device()
+    args.device = nd.Device(args.device) if args.device else nd.get_default_device()
+    return args
+
+
+def add_json_argument(parser: Any) -> None:
+    parser.add_argument("--json", default=None, metavar="PATH",
+                        help="also write the ratios as JSON, for tools/plot_benchmarks.py")  # fmt: skip
+
+
+def ratio_result(case: str, baseline: str, ratio: float | None,
+                 interval: tuple[float, float] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """One entry of the JSON's ``results`` (none when the baseline did not run)."""
+    if ratio is None or ratio != ratio:  # absent, or NaN (the baseline is not installed)
+        return []
+    return [{"case": case, "baseline": baseline, "ratio": round(ratio, 4),
+             "interval": [round(v, 4) for v in interval] if interval else None}]  # fmt: skip
+
+
+def write_json(path: str | None, benchmark: str, title: str, machine: str, results: list[dict[str, Any]]) -> None:
+    """Write this run's ratios (ndplane's time / the baseline's) in the format of
+    tools/plot_benchmarks.py, which draws them; nothing without a path."""
+    if not path:
+        return
+    import json
+
+    doc = {"benchmark": benchmark, "title": title, "machine": machine, "results": results}
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    print(f"wrote {path}")

@@ -1,9 +1,9 @@
 """Autograd and training timings beside PyTorch CPU, measured in one run.
 
-    python benchmarks/bench_autograd.py [--device cpu]
+    python benchmarks/bench_autograd.py [--device cpu] [--json PATH]
 
 Rows: matmul 100x100 forward + backward; Linear 1024->1024 (batch 1024) forward + MSE +
-backward; one epoch of the digits MLP (64-128-10, Adam lr 1e-3, batch 64).
+backward; one epoch of the digits MLP (64-128-10, Adam lr 1e-3, batch 64) with ReLU and with tanh.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from _harness import best_time, device_from_args, print_table, try_import_torch
+from _harness import best_time, parse_args, print_table, ratio_result, try_import_torch, write_json
 
 import ndplane as nd
 from ndplane.examples import digits_mlp
@@ -42,10 +42,13 @@ def nd_cases(dev: nd.Device) -> dict[str, Callable[[], float]]:
     data = load_digits_split(dev)
     model = digits_mlp.make_model(dev)
     digits_mlp.train(model, data, epochs=1, show_progress=False)
+    model_tanh = digits_mlp.make_model(dev, activation=nd.nn.Tanh)
+    digits_mlp.train(model_tanh, data, epochs=1, show_progress=False)
     return {
         "mm": lambda: best_time(mm),
         "linear": lambda: best_time(linear, min_time=0.5, repeat=2),
         "epoch": lambda: digits_mlp.train(model, data, epochs=1, show_progress=False)["seconds_per_epoch"],
+        "epoch_tanh": lambda: digits_mlp.train(model_tanh, data, epochs=1, show_progress=False)["seconds_per_epoch"],
     }
 
 
@@ -63,30 +66,36 @@ def torch_cases(torch) -> dict[str, Callable[[], float]]:  # type: ignore[no-unt
     ys = torch.from_numpy(d.target[order].astype(np.int64))
     n_test = int(len(ys) * 0.2)
     xtr, ytr = xs[n_test:], ys[n_test:]
-    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    def make_epoch(activation):  # type: ignore[no-untyped-def]
+        model = torch.nn.Sequential(torch.nn.Linear(64, 128), activation(), torch.nn.Linear(128, 10))
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
 
-    def epoch() -> float:
-        start = time.perf_counter()
-        perm = torch.randperm(len(ytr), generator=g)
-        xp, yp = xtr[perm], ytr[perm]
-        for i in range(0, len(ytr), 64):
-            loss = torch.nn.functional.cross_entropy(model(xp[i : i + 64]), yp[i : i + 64])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        return time.perf_counter() - start
+        def epoch() -> float:
+            start = time.perf_counter()
+            perm = torch.randperm(len(ytr), generator=g)
+            xp, yp = xtr[perm], ytr[perm]
+            for i in range(0, len(ytr), 64):
+                loss = torch.nn.functional.cross_entropy(model(xp[i : i + 64]), yp[i : i + 64])
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            return time.perf_counter() - start
 
-    epoch()
+        epoch()
+        return epoch
+
+    epoch, epoch_tanh = make_epoch(torch.nn.ReLU), make_epoch(torch.nn.Tanh)
     return {
         "mm": lambda: best_time(lambda: (a @ b).sum().backward()),
         "linear": lambda: best_time(lambda: torch.nn.functional.mse_loss(lin(x), y).backward(), min_time=0.5, repeat=2),
         "epoch": epoch,
+        "epoch_tanh": epoch_tanh,
     }
 
 
 def main() -> None:
-    dev = device_from_args()
+    args = parse_args()
+    dev = args.device
     torch = try_import_torch()
     cases = {"nd": nd_cases(dev)}
     if torch is not None:
@@ -102,19 +111,23 @@ def main() -> None:
                 t = fns[key]()
                 best[lib, key] = min(t, best.get((lib, key), t))
     rows = [["case", f"ndplane[{dev}] ms", "torch ms", "ndplane / torch"]]
+    results: list[dict] = []
     for key, label in NAMES.items():
         got, t = best["nd", key], best.get(("torch", key), float("nan"))
         rows.append([label, f"{got * 1e3:.2f}", f"{t * 1e3:.2f}", f"{got / t:.2f}x"])
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, numpy {np.__version__}"
-          + (f", torch {torch.__version__} ({torch.get_num_threads()} threads)" if torch else "")
-          + f"; best of {ROUNDS} interleaved rounds; load average {os.getloadavg()[0]:.2f}")  # fmt: skip
+        results += ratio_result(label, "PyTorch", got / t)
+    machine = (f"{platform.machine()}, {os.cpu_count()} cores, numpy {np.__version__}"
+               + (f", torch {torch.__version__} ({torch.get_num_threads()} threads)" if torch else "")
+               + f"; best of {ROUNDS} interleaved rounds; load average {os.getloadavg()[0]:.2f}")  # fmt: skip
+    print(f"machine: {machine}")
     print_table(rows)
+    write_json(args.json, "bench_autograd", f"Autograd and training (bench_autograd.py, device {dev})", machine, results)
 
 
 ROUNDS = 5
 PAUSE = 0.3  # seconds
 NAMES = {"mm": "matmul 100x100 fwd+bwd", "linear": "Linear 1024x1024 b1024 fwd+MSE+bwd",
-         "epoch": "digits MLP epoch (23 steps)"}  # fmt: skip
+         "epoch": "digits MLP epoch (23 steps)", "epoch_tanh": "digits MLP epoch, tanh (23 steps)"}  # fmt: skip
 
 
 if __name__ == "__main__":

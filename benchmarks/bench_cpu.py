@@ -1,6 +1,6 @@
 """The cpu backend next to NumPy and PyTorch (CPU), all timed in this run.
 
-    python benchmarks/bench_cpu.py [--quick]
+    python benchmarks/bench_cpu.py [--quick] [--json PATH]
 
 Prints milliseconds (or microseconds) per call and the ratios ndplane/NumPy and
 ndplane/PyTorch; lower is better for ndplane. matmul rows also print GFLOP/s.
@@ -27,7 +27,17 @@ import os
 import platform
 
 import numpy as np
-from _harness import interval, load_average, print_table, ratio, side_by_side, try_import_torch
+from _harness import (
+    add_json_argument,
+    interval,
+    load_average,
+    print_table,
+    ratio,
+    ratio_result,
+    side_by_side,
+    try_import_torch,
+    write_json,
+)
 
 import ndplane as nd
 from ndplane.composite import softmax
@@ -124,13 +134,16 @@ def latency_rows(torch) -> list[tuple[str, dict]]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    add_json_argument(parser)
     args = parser.parse_args()
     torch = try_import_torch()
     rng = np.random.default_rng(0)
     backend = nd.Device("cpu").backend
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}, "
-          f"numpy {np.__version__}" + (f", torch {torch.__version__}" if torch else ", torch absent")
-          + f"; ndplane-cpu: {backend!r}; load average {load_average()}")  # fmt: skip
+    machine = (f"{platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}, "
+               f"numpy {np.__version__}" + (f", torch {torch.__version__}" if torch else ", torch absent")
+               + f"; ndplane-cpu: {backend!r}; load average {load_average()}")  # fmt: skip
+    print(f"machine: {machine}")
+    results: list[dict] = []
     rows = [["case (float32 unless noted)", "ndplane ms", "numpy ms", "torch ms",
              "nd/numpy", "nd/torch", "95% interval", "nd GFLOP/s", "numpy GFLOP/s", "load"]]  # fmt: skip
     for name, shape, kind, flops in cases(args.quick):
@@ -143,6 +156,9 @@ def main() -> None:
                      ratio(t.ratio("ndplane", "torch")), interval(t.interval("ndplane", "torch")),
                      f"{flops / t.best('ndplane') / 1e9:.1f}" if flops else "",
                      f"{flops / t.best('numpy') / 1e9:.1f}" if flops else "", load_average()])  # fmt: skip
+        case = f"{name} {shape}"
+        results += ratio_result(case, "PyTorch", t.ratio("ndplane", "torch"), t.interval("ndplane", "torch"))
+        results += ratio_result(case, "NumPy", t.ratio("ndplane", "numpy"))
     print_table(rows)
     print()
     rows = [["small op", "ndplane us", "numpy us", "torch us", "nd/numpy", "nd/torch", "load"]]
@@ -151,7 +167,11 @@ def main() -> None:
         rows.append([name, f"{t.best('ndplane') * 1e6:.2f}", f"{t.best('numpy') * 1e6:.2f}",
                      f"{t.best('torch') * 1e6:.2f}" if "torch" in t else "-",
                      ratio(t.ratio("ndplane", "numpy")), ratio(t.ratio("ndplane", "torch")), load_average()])  # fmt: skip
+        results += ratio_result(name, "PyTorch", t.ratio("ndplane", "torch"))
+        results += ratio_result(name, "NumPy", t.ratio("ndplane", "numpy"))
     print_table(rows)
+    write_json(args.json, "bench_cpu", "The cpu backend (bench_cpu.py" + (" --quick)" if args.quick else ")"),
+               machine, results)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -32,6 +32,8 @@ OTHER_DUNDERS = {
     "__len__": "test_array_api_extras.py::test_python_conversions",
     "__iter__": "test_array_api_extras.py::test_python_conversions",
     "__dlpack__": "test_array_api_extras.py::test_dlpack", "__dlpack_device__": "test_array_api_extras.py::test_dlpack",
+    "__array_function__": "test_numpy_protocols.py::test_numpy_functions_and_ufuncs_stay_on_the_device",
+    "__array_ufunc__": "test_numpy_protocols.py::test_numpy_functions_and_ufuncs_stay_on_the_device",
 }  # fmt: skip
 UNARY_DUNDERS = {"__neg__": "neg", "__pos__": "pos", "__abs__": "abs", "__invert__": "invert"}
 

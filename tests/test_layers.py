@@ -38,22 +38,23 @@ LAYERS: list[tuple[str, list[str]]] = [
     ]),
     ("composite chapters", [
         "_searching", "_subscript", "_set", "_linear_algebra_functions", "_random", "random",
-        "fft", "linalg", "_dlpack", "_inspection",
+        "fft", "linalg", "_dlpack", "_inspection", "_checkpoints",
     ]),
     ("the Array API namespace", ["_namespace"]),
     ("backward engine, gradient rules, fused composites, nn, optim", [
         "autograd.rules", "autograd.rules_extra", "autograd.engine", "autograd", "composite",
         "nn.functional", "nn.init", "nn.modules", "nn", "optim",
     ]),
-    ("the package: method binding, public namespace", ["_methods", ""]),
+    ("the package: method binding, public namespace", ["_numpy_functions", "_numpy_protocol", "_methods", ""]),
     ("clients of the package: examples, command line, conformance suite", [
-        "examples._data", "examples.digits_mlp", "examples.*", "examples", "cli", "__main__",
+        "examples._data", "examples.digits_mlp", "examples.*", "examples", "_scaffold", "cli", "__main__",
+        "_dask_sizeof", "dask", "cubed",
         "conformance._helpers", "conformance.plugin", "conformance.*", "conformance",
     ]),
 ]  # fmt: skip
 
 #: Third-party packages a core module may import inside a function (optional dependencies).
-OPTIONAL = {"sklearn", "tqdm", "torch", "scipy"}
+OPTIONAL = {"sklearn", "tqdm", "torch", "scipy", "dask", "distributed", "cubed"}
 
 
 def _name(path: pathlib.Path) -> str:

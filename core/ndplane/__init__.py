@@ -17,6 +17,14 @@ __array_api_version__ = "2024.12"
 
 __all__ = ["__array_api_version__", "__version__"]
 
+# Docstrings of the two strings, as ``_namespace.__test__`` holds those of the constants.
+__test__ = {
+    "__version__": "The version of this ndplane core, as installed.\n\n>>> import ndplane as nd, importlib.metadata\n"
+                   ">>> nd.__version__ == importlib.metadata.version('ndplane')\nTrue",
+    "__array_api_version__": "The Array API standard version this namespace implements.\n\n"
+                             ">>> import ndplane as nd\n>>> nd.__array_api_version__\n'2024.12'",
+}
+
 from . import _namespace
 from ._elementwise import *  # noqa: F403 - also in _namespace; repeated for mypy (below)
 from ._namespace import *  # noqa: F403 - the Array API namespace
@@ -25,6 +33,10 @@ from ._namespace import *  # noqa: F403 - the Array API namespace
 # elementwise chapter is the one _namespace re-exports by star, hence the direct import above.
 
 __all__ += _namespace.__all__
+
+from ._checkpoints import load, load_metadata, save
+
+__all__ += ["load", "load_metadata", "save"]
 
 from . import autograd, composite, nn, optim
 

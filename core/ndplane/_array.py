@@ -59,7 +59,27 @@ class Array:
     ((2, 2), ndplane.float64, Array(3., dtype=float64, device='numpy:0'))
     """
 
-    __slots__ = ("_storage", "_ref", "_node", "requires_grad", "grad", "__weakref__")
+    # NOTE: a dict, so the two public slots carry docstrings (help(), the API reference).
+    __slots__ = {
+        "_storage": None, "_ref": None, "_node": None, "__weakref__": None,
+        "requires_grad": """Whether gradients flow back to this array (set it on leaves with ``requires_grad_()``).
+
+        >>> import ndplane as nd
+        >>> w = nd.asarray([1.0], requires_grad=True)
+        >>> w.requires_grad, (w * 2).requires_grad, (w * 2).detach().requires_grad
+        (True, True, False)
+        """,
+        "grad": """The gradient ``backward()`` accumulated into this leaf (None before the first).
+
+        >>> import ndplane as nd
+        >>> w = nd.asarray([3.0], requires_grad=True)
+        >>> w.grad is None
+        True
+        >>> nd.sum(w * w).backward()
+        >>> w.grad.tolist()
+        [6.0]
+        """,
+    }  # fmt: skip
 
     _storage: Storage
     _ref: Ref
@@ -68,6 +88,13 @@ class Array:
     grad: Array | None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Raises: arrays come from ``asarray`` and the other creation functions.
+
+        >>> import ndplane as nd
+        >>> nd.Array([1, 2])
+        Traceback (most recent call last):
+        TypeError: Array cannot be constructed directly; use ndplane.asarray(), ndplane.zeros() or another creation function.
+        """
         raise TypeError(
             "Array cannot be constructed directly; use ndplane.asarray(), ndplane.zeros() "
             "or another creation function."
@@ -77,40 +104,83 @@ class Array:
 
     @property
     def dtype(self) -> DType:
-        """The data type."""
+        """The data type.
+
+        >>> import ndplane as nd
+        >>> nd.asarray([1.0, 2.0], dtype=nd.float32).dtype
+        ndplane.float32
+        """
         return self._ref.dtype
 
     @property
     def shape(self) -> tuple[int, ...]:
-        """The shape, a tuple of ints."""
+        """The shape, a tuple of ints.
+
+        >>> import ndplane as nd
+        >>> nd.zeros((2, 3)).shape
+        (2, 3)
+        """
         return self._ref.shape
 
     @property
     def ndim(self) -> int:
-        """The number of dimensions."""
+        """The number of dimensions.
+
+        >>> import ndplane as nd
+        >>> nd.zeros((2, 3)).ndim, nd.asarray(5).ndim
+        (2, 0)
+        """
         return len(self._ref.shape)
 
     @property
     def size(self) -> int:
-        """The number of elements."""
+        """The number of elements.
+
+        >>> import ndplane as nd
+        >>> nd.zeros((2, 3)).size
+        6
+        """
         return self._ref.size
 
     @property
     def device(self) -> Device:
-        """The device holding the data."""
+        """The device holding the data.
+
+        >>> import ndplane as nd
+        >>> nd.zeros(2, device="numpy").device
+        Device('numpy:0')
+        """
         return self._storage.device
 
     @property
     def strides(self) -> tuple[int, ...]:
-        """Strides in elements (not bytes); may be 0 (broadcast) or negative (flipped)."""
+        """Strides in elements (not bytes); may be 0 (broadcast) or negative (flipped).
+
+        >>> import ndplane as nd
+        >>> x = nd.zeros((2, 3))
+        >>> x.strides, x.T.strides, nd.flip(x, axis=1).strides, nd.broadcast_to(x[0], (4, 3)).strides
+        ((3, 1), (1, 3), (3, -1), (0, 1))
+        """
         return self._ref.strides
 
     def __len__(self) -> int:
+        """The length of the first axis (a 0-d array has none: TypeError).
+
+        >>> import ndplane as nd
+        >>> len(nd.zeros((4, 2)))
+        4
+        """
         if not self._ref.shape:
             raise TypeError("len() of a 0-d array")
         return self._ref.shape[0]
 
     def __iter__(self) -> Any:
+        """The sub-arrays along the first axis, one by one (views).
+
+        >>> import ndplane as nd
+        >>> [row.tolist() for row in nd.asarray([[1, 2], [3, 4]])]
+        [[1, 2], [3, 4]]
+        """
         if not self._ref.shape:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self._ref.shape[0]))
@@ -128,6 +198,13 @@ class Array:
         return np.array(host, copy=True, order="C")
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """``numpy.asarray(x)``: without a copy on host-resident devices; elsewhere TypeError
+        (use ``to_numpy()``, which copies from any device).
+
+        >>> import ndplane as nd, numpy as np
+        >>> np.asarray(nd.asarray([1, 2], device="numpy"))
+        array([1, 2])
+        """
         st = self._storage
         if "host" not in st.backend.capabilities:
             raise TypeError(
@@ -149,22 +226,52 @@ class Array:
         return kind(value)
 
     def __bool__(self) -> bool:
+        """``bool(x)`` of a one-element array (more elements: TypeError, never a silent ``any``).
+
+        >>> import ndplane as nd
+        >>> bool(nd.asarray([0.5]) > 0)
+        True
+        """
         return self._scalar(bool, "__bool__")
 
     def __int__(self) -> int:
+        """``int(x)`` of a one-element real array.
+
+        >>> import ndplane as nd
+        >>> int(nd.sum(nd.arange(4)))
+        6
+        """
         if self._ref.dtype.kind == "complex":
             raise TypeError("__int__: cannot convert a complex array to int; use real() first.")
         return self._scalar(int, "__int__")
 
     def __float__(self) -> float:
+        """``float(x)`` of a one-element real array.
+
+        >>> import ndplane as nd
+        >>> float(nd.mean(nd.asarray([1.0, 2.0])))
+        1.5
+        """
         if self._ref.dtype.kind == "complex":
             raise TypeError("__float__: cannot convert a complex array to float; use real() first.")
         return self._scalar(float, "__float__")
 
     def __complex__(self) -> complex:
+        """``complex(x)`` of a one-element array.
+
+        >>> import ndplane as nd
+        >>> complex(nd.asarray(1 + 2j))
+        (1+2j)
+        """
         return self._scalar(complex, "__complex__")
 
     def __index__(self) -> int:
+        """A one-element integer array as an index (``range(n)``, list subscripts, ``hex``).
+
+        >>> import ndplane as nd
+        >>> ["a", "b", "c"][nd.asarray(2)]
+        'c'
+        """
         if self._ref.dtype.kind not in ("int", "uint"):
             raise TypeError(f"__index__: only integer arrays can be used as an index; got {self.dtype.name}.")
         return self._scalar(int, "__index__")
@@ -188,6 +295,12 @@ class Array:
         return self.to_numpy().tolist()
 
     def __repr__(self) -> str:
+        """The values, dtype and device, as ``repr`` and ``str`` show them.
+
+        >>> import ndplane as nd
+        >>> nd.asarray([1, 2], dtype=nd.int32, device="numpy")
+        Array([1, 2], dtype=int32, device='numpy:0')
+        """
         body = np.array2string(
             self.to_numpy(), separator=", ", prefix="Array(", threshold=1000, edgeitems=3
         )

@@ -214,7 +214,13 @@ def _like(x: Array, dtype: Any, device: Any, name: str) -> tuple[DType, Device]:
 
 
 def empty_like(x: Array, /, *, dtype: DType | None = None, device: str | Device | None = None) -> Array:
-    """An uninitialised array with ``x``'s shape (and dtype and device unless given)."""
+    """An uninitialised array with ``x``'s shape (and dtype and device unless given).
+
+    >>> import ndplane as nd
+    >>> y = nd.empty_like(nd.zeros((2, 3), dtype=nd.int32))
+    >>> y.shape, y.dtype
+    ((2, 3), ndplane.int32)
+    """
     dt, dev = _like(x, dtype, device, "empty_like")
     return _dispatch.empty(x.shape, dt, dev, "empty_like")
 
@@ -234,13 +240,23 @@ def full_like(
 
 
 def zeros_like(x: Array, /, *, dtype: DType | None = None, device: str | Device | None = None) -> Array:
-    """Zeros with ``x``'s shape, dtype and device (unless given)."""
+    """Zeros with ``x``'s shape, dtype and device (unless given).
+
+    >>> import ndplane as nd
+    >>> nd.zeros_like(nd.asarray([[1.5, 2.5]])).tolist()
+    [[0.0, 0.0]]
+    """
     dt, dev = _like(x, dtype, device, "zeros_like")
     return _filled(x.shape, 0, dt, dev, "zeros_like")
 
 
 def ones_like(x: Array, /, *, dtype: DType | None = None, device: str | Device | None = None) -> Array:
-    """Ones with ``x``'s shape, dtype and device (unless given)."""
+    """Ones with ``x``'s shape, dtype and device (unless given).
+
+    >>> import ndplane as nd
+    >>> nd.ones_like(nd.asarray([1, 2]), dtype=nd.float32).tolist()
+    [1.0, 1.0]
+    """
     dt, dev = _like(x, dtype, device, "ones_like")
     return _filled(x.shape, 1, dt, dev, "ones_like")
 
@@ -377,17 +393,26 @@ def triu(x: Array, /, *, k: int = 0) -> Array:
 
 
 # -- pickling (bound as Array.__reduce_ex__): protocol-5 out-of-band buffers, unpickled on
-# -- the same kind of device
+# -- the same device
 
 
 def reduce_ex(x: Array, protocol: int) -> tuple[Any, ...]:
-    """``Array.__reduce_ex__``: the data as host bytes, rebuilt by :func:`_unpickle`."""
-    host = x.to_numpy()
+    """``Array.__reduce_ex__``: the data as host bytes, rebuilt by :func:`_unpickle` on the same
+    device, index included (pickle, ``copy.deepcopy``, multiprocessing, Dask workers).
+
+    >>> import ndplane as nd, pickle
+    >>> pickle.loads(pickle.dumps(nd.asarray([1.5, 2.5], device="numpy")))
+    Array([1.5, 2.5], dtype=float64, device='numpy:0')
+    """
+    backend = x._storage.backend
+    # NOTE: on a host-resident backend a contiguous array is pickled from its own memory (to_host's
+    # view keeps the buffer alive, as for numpy.asarray): protocol 5 sends it without a copy.
+    host = np.ascontiguousarray(backend.to_host(x._ref)) if "host" in backend.capabilities else x.to_numpy()
     # NOTE: NumPy's stubs declare ndarray a Buffer only for Python >= 3.12 (ndarray.__buffer__).
     data: Any = pickle.PickleBuffer(host) if protocol >= 5 else host  # type: ignore[arg-type]
-    return (_unpickle, (data, x.dtype.name, x.shape, x.device.kind))
+    return (_unpickle, (data, x.dtype.name, x.shape, str(x.device)))
 
 
-def _unpickle(data: Any, dtype_name: str, shape: tuple[int, ...], kind: str) -> Array:
+def _unpickle(data: Any, dtype_name: str, shape: tuple[int, ...], device: str) -> Array:
     host = np.frombuffer(data, dtype=_dtypes.BY_NAME[dtype_name].dtype).reshape(shape)
-    return asarray(host, device=kind, copy=True)
+    return asarray(host, device=device, copy=True)

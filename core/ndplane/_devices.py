@@ -76,7 +76,13 @@ class Device:
 
     @property
     def backend(self) -> Backend:
-        """The backend instance serving this device (started on first use)."""
+        """The backend instance serving this device (started on first use).
+
+        >>> import ndplane as nd
+        >>> b = nd.Device("numpy").backend
+        >>> b.name, "strided" in b.capabilities, nd.float64 in b.dtypes
+        ('numpy', True, True)
+        """
         b = self._backend
         if b is None:
             b = self._backend = _start_backend(self.kind, self.index)
@@ -151,6 +157,11 @@ def backends() -> list[dict[str, Any]]:
 
     Starting an available backend to read its dtypes and capabilities happens here, so
     call it when you want the full picture (``ndplane backends`` does).
+
+    >>> import ndplane as nd
+    >>> row = next(r for r in nd.backends() if r["name"] == "numpy")
+    >>> row["available"], row["distribution"], "linalg" in row["capabilities"]
+    (True, 'ndplane-numpy', True)
     """
     rows = []
     for name, spec in sorted(plugins.backend_specs().items()):
@@ -186,6 +197,11 @@ def get_default_device() -> Device:
 
     Order: the innermost ``default_device(...)`` context, then ``NDPLANE_DEVICE``, then the
     available non-test backend with the highest priority (cuda > webgpu on a GPU > cpu > numpy).
+
+    >>> import ndplane as nd
+    >>> with nd.default_device("numpy:1"):
+    ...     nd.get_default_device()
+    Device('numpy:1')
     """
     dev = _default.get()
     if dev is not None:

@@ -48,7 +48,7 @@ _SCALARS = (bool, int, float, complex)
 # ---------------------------------------------------------------------------
 _MODES = ("warn", "error", "allow")
 _mode: contextvars.ContextVar[str | None] = contextvars.ContextVar("ndplane_fallback", default=None)
-_warned: set[tuple[str, str, str]] = set()
+_warned: set[tuple[str, ...]] = set()
 
 
 def _env_mode() -> str:
@@ -79,25 +79,31 @@ def fallback_mode(mode: str) -> Iterator[None]:
         _mode.reset(token)
 
 
+def check_fallback(key: tuple[str, ...], refusal: str, warning: str, stacklevel: int) -> None:
+    """Apply the fallback mode to one fallback about to run: under ``error`` raise
+    ``FallbackError(refusal)``, under ``warn`` emit ``warning`` once per ``key`` and process,
+    under ``allow`` nothing. The host fallback of ops and NumPy functions outside
+    ``_numpy_protocol``'s tables both come through here."""
+    mode = _mode.get() or _env_mode()
+    if mode == "error":
+        raise FallbackError(refusal)
+    if mode == "warn" and key not in _warned:
+        _warned.add(key)
+        warnings.warn(warning, FallbackWarning, stacklevel=stacklevel + 1)
+
+
 def _host_allowed(backend: Backend, op: str, dtype: _dtypes.DType) -> None:
     if op in backend.host_ops:
         return  # the backend declared this op a host op: no warning, never an error
-    mode = _mode.get() or _env_mode()
-    if mode == "error":
-        raise FallbackError(
-            f"{op}: backend '{backend.name}' has no native kernel for {dtype.name} and the op has no "
-            f"decomposition, so it would run through the host fallback, which is disabled "
-            f"(NDPLANE_FALLBACK=error or fallback_mode('error'))."
-        )
-    key = (op, dtype.name, backend.name)
-    if mode == "warn" and key not in _warned:
-        _warned.add(key)
-        warnings.warn(
-            f"{op} on {dtype.name} runs through the host fallback on backend '{backend.name}' "
-            f"(copy to NumPy, compute, copy back). Set NDPLANE_FALLBACK=error to make this an error.",
-            FallbackWarning,
-            stacklevel=4,
-        )
+    check_fallback(
+        (op, dtype.name, backend.name),
+        f"{op}: backend '{backend.name}' has no native kernel for {dtype.name} and the op has no "
+        f"decomposition, so it would run through the host fallback, which is disabled "
+        f"(NDPLANE_FALLBACK=error or fallback_mode('error')).",
+        f"{op} on {dtype.name} runs through the host fallback on backend '{backend.name}' "
+        f"(copy to NumPy, compute, copy back). Set NDPLANE_FALLBACK=error to make this an error.",
+        stacklevel=4,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -198,12 +204,20 @@ def same_device(name: str, *arrays: Array) -> Device:
     return dev
 
 
-def from_host(host: np.ndarray, device: Device, name: str = "asarray") -> Array:
-    """Copy a NumPy array (of an ndplane dtype) to ``device`` as a new contiguous array."""
+def from_host(host: np.ndarray, device: Device, name: str = "asarray", adopt: bool = False) -> Array:
+    """Copy a NumPy array (of an ndplane dtype) to ``device`` as a new contiguous array.
+
+    ``adopt``: hand a host-resident backend the array's own memory when it takes it
+    (``Backend.adopt_host``); the caller then gives up ``host`` to the new Array.
+    """
     dtype = _dtypes.FROM_NUMPY[host.dtype]
     backend = check_dtype(device, dtype, name)
     host = np.asarray(host, order="C")  # NOTE: not ascontiguousarray, which makes 0-d arrays 1-d
-    buf = backend.from_host(host)
+    buf = None
+    if adopt and "host" in backend.capabilities and host.flags.aligned and host.flags.writeable:
+        buf = backend.adopt_host(host)
+    if buf is None:
+        buf = backend.from_host(host)
     return _new_contiguous(Storage(buf, device, backend, host.nbytes), dtype, host.shape, host.size)
 
 

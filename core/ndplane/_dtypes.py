@@ -70,7 +70,24 @@ class DType:
 
     @property
     def is_floating(self) -> _builtin_bool:
+        """Whether this is a real or complex floating-point dtype (the ones gradients flow through).
+
+        >>> import ndplane as nd
+        >>> nd.float32.is_floating, nd.complex64.is_floating, nd.int64.is_floating
+        (True, True, False)
+        """
         return self.kind == "float" or self.kind == "complex"
+
+    @property
+    def type(self) -> type:
+        """The NumPy scalar type, as on a NumPy dtype (Dask reads ``x.dtype.type`` of its chunks).
+
+        >>> import ndplane as nd
+        >>> nd.float32.type
+        <class 'numpy.float32'>
+        """
+        # NOTE: ``kind`` stays ndplane's ("float", not NumPy's "f"): the core reads it everywhere.
+        return self.dtype.type
 
 
 bool = DType("bool", "bool", 0)

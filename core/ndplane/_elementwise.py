@@ -18,6 +18,7 @@ A backend lists the ops it has in ``Backend.ops``; ``backend/ops.py`` names the 
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -133,6 +134,7 @@ def _make_binary(op: str, summary: str, special: Callable[..., Array] | None) ->
             return special(op, x1, x2)
 
     fn.__name__ = fn.__qualname__ = op
+    fn.__module__ = __name__  # NOTE: fast_binary made it in _dispatch; it is this module's function
     fn.__doc__ = (
         f"{summary}\n\nElementwise Array API function ``{op}(x1, x2)`` with broadcasting; either "
         f"operand may be a Python scalar. See docs/api.md."
@@ -209,7 +211,8 @@ def _row(arity: int, kinds: frozenset[str], rule: str, reference_kernel: Callabl
     assert accuracy in ("exact", "rounded", "transcendental"), accuracy
 
     def register(fn: _F) -> _F:
-        name, summary = fn.__name__, (fn.__doc__ or "").strip()
+        name = fn.__name__
+        summary, _, example = inspect.cleandoc(fn.__doc__ or "").partition("\n\n")
         if name not in __all__:
             raise AssertionError(f"elementwise row {name!r} is missing from ndplane._elementwise.__all__")
         op = Op(name, arity, kinds, rule, reference_kernel, grad, saves, decompose, special, accuracy, domain, summary)
@@ -218,7 +221,11 @@ def _row(arity: int, kinds: frozenset[str], rule: str, reference_kernel: Callabl
         (reference.UNARY if arity == 1 else reference.BINARY)[name] = reference_kernel
         if decompose is not None:
             _dispatch.DECOMPOSITIONS[name] = decompose
-        made = _make_unary(name, summary, special) if arity == 1 else _make_binary(name, summary, special)
+        make = _make_unary if arity == 1 else _make_binary
+        made: Any = make(name, summary, special)
+        if example:  # the row's example, as the def wrote it
+            made.__doc__ = f"{made.__doc__}\n\n{example}"
+        made.__signature__ = inspect.signature(fn)  # the def's, not fast_binary's (a, b)
         return cast(_F, made)  # same signature as the row's def, which documents it
 
     return register
@@ -304,332 +311,670 @@ def _logaddexp2(a: Any, b: Any) -> Array:
 @_unary(_NUM, "real", np.abs, grad=(lambda nd, g, x, o: g * nd.where(o == 0, 0, x / nd.where(o == 0, 1, o)) if x.dtype.kind == "complex"
     else g * nd.sign(x),), saves="operands and out", accuracy="exact")
 def abs(x: Array, /) -> Array:
-    """Absolute value (the magnitude for complex numbers)."""
+    """Absolute value (the magnitude for complex numbers).
+
+    >>> import ndplane as nd
+    >>> nd.abs(nd.asarray([-1.5, 0.0, 2.0])).tolist()
+    [1.5, 0.0, 2.0]
+    """
 
 
 @_unary(_NUM, "float", np.arccos, grad=(lambda nd, g, x, o: -g / _c(nd, nd.sqrt(1 - x * x)),), domain=(-1.5, 1.5), accuracy="transcendental")
 def acos(x: Array, /) -> Array:
-    """Inverse cosine."""
+    """Inverse cosine.
+
+    >>> import ndplane as nd
+    >>> nd.acos(nd.asarray([1.0, -1.0])).tolist()
+    [0.0, 3.141592653589793]
+    """
 
 
 @_unary(_NUM, "float", np.arccosh, grad=(lambda nd, g, x, o: g / _c(nd, nd.sqrt(x * x - 1)),), domain=(0, 20), accuracy="transcendental")
 def acosh(x: Array, /) -> Array:
-    """Inverse hyperbolic cosine."""
+    """Inverse hyperbolic cosine.
+
+    >>> import ndplane as nd
+    >>> nd.acosh(nd.asarray([1.0])).tolist()
+    [0.0]
+    """
 
 
 @_unary(_NUM, "float", np.arcsin, grad=(lambda nd, g, x, o: g / _c(nd, nd.sqrt(1 - x * x)),), domain=(-1.5, 1.5), accuracy="transcendental")
 def asin(x: Array, /) -> Array:
-    """Inverse sine."""
+    """Inverse sine.
+
+    >>> import ndplane as nd
+    >>> nd.asin(nd.asarray([0.0, 1.0])).tolist()
+    [0.0, 1.5707963267948966]
+    """
 
 
 @_unary(_NUM, "float", np.arcsinh, grad=(lambda nd, g, x, o: g / _c(nd, nd.sqrt(x * x + 1)),), accuracy="transcendental")
 def asinh(x: Array, /) -> Array:
-    """Inverse hyperbolic sine."""
+    """Inverse hyperbolic sine.
+
+    >>> import ndplane as nd
+    >>> nd.asinh(nd.asarray([0.0, 1.0])).tolist()
+    [0.0, 0.881373587019543]
+    """
 
 
 @_unary(_NUM, "float", np.arctan, grad=(lambda nd, g, x, o: g / _c(nd, 1 + x * x),), accuracy="transcendental")
 def atan(x: Array, /) -> Array:
-    """Inverse tangent."""
+    """Inverse tangent.
+
+    >>> import ndplane as nd
+    >>> nd.atan(nd.asarray([0.0, 1.0])).tolist()
+    [0.0, 0.7853981633974483]
+    """
 
 
 @_unary(_NUM, "float", np.arctanh, grad=(lambda nd, g, x, o: g / _c(nd, 1 - x * x),), domain=(-1.5, 1.5), accuracy="transcendental")
 def atanh(x: Array, /) -> Array:
-    """Inverse hyperbolic tangent."""
+    """Inverse hyperbolic tangent.
+
+    >>> import ndplane as nd
+    >>> nd.atanh(nd.asarray([0.0, 0.5])).tolist()
+    [0.0, 0.5493061443340549]
+    """
 
 
 @_unary(_INTB, "same", np.invert, accuracy="exact")
 def bitwise_invert(x: Array, /) -> Array:
-    """Bitwise NOT (logical NOT for booleans)."""
+    """Bitwise NOT (logical NOT for booleans).
+
+    >>> import ndplane as nd
+    >>> nd.bitwise_invert(nd.asarray([0, 5])).tolist(), nd.bitwise_invert(nd.asarray([True])).tolist()
+    ([-1, -6], [False])
+    """
 
 
 @_unary(_REAL, "same", np.ceil, grad=(None,), saves="nothing", accuracy="exact")
 def ceil(x: Array, /) -> Array:
-    """Smallest integer-valued number >= x."""
+    """Smallest integer-valued number >= x.
+
+    >>> import ndplane as nd
+    >>> nd.ceil(nd.asarray([-1.5, 1.2])).tolist()
+    [-1.0, 2.0]
+    """
 
 
 @_unary(_NUM, "same", np.conjugate, grad=(lambda nd, g, x, o: nd.conj(g),), saves="nothing", accuracy="exact")
 def conj(x: Array, /) -> Array:
-    """Complex conjugate (identity for real numbers)."""
+    """Complex conjugate (identity for real numbers).
+
+    >>> import ndplane as nd
+    >>> nd.conj(nd.asarray([1 + 2j])).tolist()
+    [(1-2j)]
+    """
 
 
 @_unary(_NUM, "float", np.cos, grad=(lambda nd, g, x, o: -g * _c(nd, nd.sin(x)),), accuracy="transcendental")
 def cos(x: Array, /) -> Array:
-    """Cosine."""
+    """Cosine.
+
+    >>> import ndplane as nd
+    >>> nd.cos(nd.asarray([0.0, nd.pi])).tolist()
+    [1.0, -1.0]
+    """
 
 
 @_unary(_NUM, "float", np.cosh, grad=(lambda nd, g, x, o: g * _c(nd, nd.sinh(x)),), domain=(-10, 10), accuracy="transcendental")
 def cosh(x: Array, /) -> Array:
-    """Hyperbolic cosine."""
+    """Hyperbolic cosine.
+
+    >>> import ndplane as nd
+    >>> nd.cosh(nd.asarray([0.0])).tolist()
+    [1.0]
+    """
 
 
 @_unary(_NUM, "float", np.exp, grad=(lambda nd, g, x, o: g * _c(nd, o),), saves="operands and out", domain=(-10, 10), accuracy="transcendental")
 def exp(x: Array, /) -> Array:
-    """Exponential, e**x."""
+    """Exponential, e**x.
+
+    >>> import ndplane as nd
+    >>> nd.exp(nd.asarray([0.0, 1.0])).tolist()
+    [1.0, 2.718281828459045]
+    """
 
 
 @_unary(_NUM, "float", np.expm1, special=_expm1, grad=(lambda nd, g, x, o: g * _c(nd, o + 1),), saves="operands and out", domain=(-10, 10), accuracy="transcendental")
 def expm1(x: Array, /) -> Array:
-    """exp(x) - 1, accurate for small x."""
+    """exp(x) - 1, accurate for small x.
+
+    >>> import ndplane as nd
+    >>> nd.expm1(nd.asarray([0.0, 1e-10])).tolist()
+    [0.0, 1.00000000005e-10]
+    """
 
 
 @_unary(_REAL, "same", np.floor, grad=(None,), saves="nothing", accuracy="exact")
 def floor(x: Array, /) -> Array:
-    """Largest integer-valued number <= x."""
+    """Largest integer-valued number <= x.
+
+    >>> import ndplane as nd
+    >>> nd.floor(nd.asarray([-1.5, 1.2])).tolist()
+    [-2.0, 1.0]
+    """
 
 
 @_unary(_NUM, "real", _imag_kernel, grad=(lambda nd, g, x, o: nd.astype(g, x.dtype) * 1j if x.dtype.kind == "complex" else g * 0,), accuracy="exact")
 def imag(x: Array, /) -> Array:
-    """Imaginary part (zeros for real numbers)."""
+    """Imaginary part (zeros for real numbers).
+
+    >>> import ndplane as nd
+    >>> nd.imag(nd.asarray([1 + 2j, 3 - 4j])).tolist()
+    [2.0, -4.0]
+    """
 
 
 @_unary(_NUM, "bool", np.isfinite, accuracy="exact")
 def isfinite(x: Array, /) -> Array:
-    """Whether x is finite."""
+    """Whether x is finite.
+
+    >>> import ndplane as nd
+    >>> nd.isfinite(nd.asarray([1.0, nd.inf, nd.nan])).tolist()
+    [True, False, False]
+    """
 
 
 @_unary(_NUM, "bool", np.isinf, accuracy="exact")
 def isinf(x: Array, /) -> Array:
-    """Whether x is +-infinity."""
+    """Whether x is +-infinity.
+
+    >>> import ndplane as nd
+    >>> nd.isinf(nd.asarray([1.0, -nd.inf, nd.nan])).tolist()
+    [False, True, False]
+    """
 
 
 @_unary(_NUM, "bool", np.isnan, accuracy="exact")
 def isnan(x: Array, /) -> Array:
-    """Whether x is NaN."""
+    """Whether x is NaN.
+
+    >>> import ndplane as nd
+    >>> nd.isnan(nd.asarray([1.0, nd.inf, nd.nan])).tolist()
+    [False, False, True]
+    """
 
 
 @_unary(_NUM, "float", np.log, grad=(lambda nd, g, x, o: g / _c(nd, x),), accuracy="transcendental")
 def log(x: Array, /) -> Array:
-    """Natural logarithm."""
+    """Natural logarithm.
+
+    >>> import ndplane as nd
+    >>> nd.log(nd.asarray([1.0, nd.e])).tolist()
+    [0.0, 1.0]
+    """
 
 
 @_unary(_NUM, "float", np.log1p, grad=(lambda nd, g, x, o: g / _c(nd, x + 1),), accuracy="transcendental")
 def log1p(x: Array, /) -> Array:
-    """log(1 + x), accurate for small x."""
+    """log(1 + x), accurate for small x.
+
+    >>> import ndplane as nd
+    >>> nd.log1p(nd.asarray([0.0, 1e-10])).tolist()
+    [0.0, 9.999999999500001e-11]
+    """
 
 
 @_unary(_NUM, "float", np.log2, grad=(lambda nd, g, x, o: g / (_c(nd, x) * _LN2),), decompose=lambda x: _dispatch.binary("multiply", _dispatch.unary("log", x), 1 / _LN2), accuracy="transcendental")
 def log2(x: Array, /) -> Array:
-    """Base-2 logarithm."""
+    """Base-2 logarithm.
+
+    >>> import ndplane as nd
+    >>> nd.log2(nd.asarray([1.0, 8.0])).tolist()
+    [0.0, 3.0]
+    """
 
 
 @_unary(_NUM, "float", np.log10, grad=(lambda nd, g, x, o: g / (_c(nd, x) * _LN10),), decompose=lambda x: _dispatch.binary("multiply", _dispatch.unary("log", x), 1 / _LN10), accuracy="transcendental")
 def log10(x: Array, /) -> Array:
-    """Base-10 logarithm."""
+    """Base-10 logarithm.
+
+    >>> import ndplane as nd
+    >>> nd.log10(nd.asarray([1.0, 1000.0])).tolist()
+    [0.0, 3.0]
+    """
 
 
 @_unary(_BOOL, "same", np.logical_not, accuracy="exact", decompose=lambda x: _dispatch.binary("equal", x, False))
 def logical_not(x: Array, /) -> Array:
-    """Logical NOT."""
+    """Logical NOT.
+
+    >>> import ndplane as nd
+    >>> nd.logical_not(nd.asarray([True, False])).tolist()
+    [False, True]
+    """
 
 
 @_unary(_NUM, "same", np.negative, grad=(lambda nd, g, x, o: -g,), saves="nothing", accuracy="exact")
 def negative(x: Array, /) -> Array:
-    """Numerical negative, -x."""
+    """Numerical negative, -x.
+
+    >>> import ndplane as nd
+    >>> nd.negative(nd.asarray([1, -2])).tolist()
+    [-1, 2]
+    """
 
 
 @_unary(_NUM, "real", _real_kernel, grad=(lambda nd, g, x, o: nd.astype(g, x.dtype) if x.dtype.kind == "complex" else g,), accuracy="exact")
 def real(x: Array, /) -> Array:
-    """Real part."""
+    """Real part.
+
+    >>> import ndplane as nd
+    >>> nd.real(nd.asarray([1 + 2j, 3 - 4j])).tolist()
+    [1.0, 3.0]
+    """
 
 
 @_unary(_NUM, "float", lambda x, out: np.divide(1, x, out=out), grad=(lambda nd, g, x, o: -g * _c(nd, o * o),), saves="operands and out", decompose=lambda x: _dispatch.binary("divide", 1, x))
 def reciprocal(x: Array, /) -> Array:
-    """1 / x."""
+    """1 / x.
+
+    >>> import ndplane as nd
+    >>> nd.reciprocal(nd.asarray([2.0, 4.0])).tolist()
+    [0.5, 0.25]
+    """
 
 
 @_unary(_NUM, "same", lambda x, out: np.round(x, out=out), grad=(None,), saves="nothing", accuracy="exact")
 def round(x: Array, /) -> Array:
-    """Round to the nearest integer, halves to even."""
+    """Round to the nearest integer, halves to even.
+
+    >>> import ndplane as nd
+    >>> nd.round(nd.asarray([0.5, 1.5, 2.6])).tolist()
+    [0.0, 2.0, 3.0]
+    """
 
 
 @_unary(_NUM, "same", _sign_kernel, special=_sign, grad=(None,), saves="nothing", accuracy="exact")
 def sign(x: Array, /) -> Array:
-    """Sign: -1, 0 or 1 (x / |x| for complex numbers)."""
+    """Sign: -1, 0 or 1 (x / |x| for complex numbers).
+
+    >>> import ndplane as nd
+    >>> nd.sign(nd.asarray([-2.0, 0.0, 3.0])).tolist()
+    [-1.0, 0.0, 1.0]
+    """
 
 
 @_unary(_REAL, "bool", np.signbit, accuracy="exact")
 def signbit(x: Array, /) -> Array:
-    """Whether the sign bit is set (True for -0.0)."""
+    """Whether the sign bit is set (True for -0.0).
+
+    >>> import ndplane as nd
+    >>> nd.signbit(nd.asarray([-0.0, 0.0, -1.0])).tolist()
+    [True, False, True]
+    """
 
 
 @_unary(_NUM, "float", np.sin, grad=(lambda nd, g, x, o: g * _c(nd, nd.cos(x)),), accuracy="transcendental")
 def sin(x: Array, /) -> Array:
-    """Sine."""
+    """Sine.
+
+    >>> import ndplane as nd
+    >>> nd.sin(nd.asarray([0.0, nd.pi / 2])).tolist()
+    [0.0, 1.0]
+    """
 
 
 @_unary(_NUM, "float", np.sinh, grad=(lambda nd, g, x, o: g * _c(nd, nd.cosh(x)),), domain=(-10, 10), accuracy="transcendental")
 def sinh(x: Array, /) -> Array:
-    """Hyperbolic sine."""
+    """Hyperbolic sine.
+
+    >>> import ndplane as nd
+    >>> nd.sinh(nd.asarray([0.0])).tolist()
+    [0.0]
+    """
 
 
 @_unary(_NUM, "float", np.sqrt, grad=(lambda nd, g, x, o: g / (2 * _c(nd, o)),), saves="operands and out")
 def sqrt(x: Array, /) -> Array:
-    """Square root."""
+    """Square root.
+
+    >>> import ndplane as nd
+    >>> nd.sqrt(nd.asarray([4.0, 2.0])).tolist()
+    [2.0, 1.4142135623730951]
+    """
 
 
 @_unary(_NUM, "same", np.square, grad=(lambda nd, g, x, o: g * 2 * _c(nd, x),), domain=(-100, 100), decompose=lambda x: _dispatch.binary("multiply", x, x))
 def square(x: Array, /) -> Array:
-    """x * x."""
+    """x * x.
+
+    >>> import ndplane as nd
+    >>> nd.square(nd.asarray([-3, 2])).tolist()
+    [9, 4]
+    """
 
 
 @_unary(_NUM, "float", np.tan, grad=(lambda nd, g, x, o: g * _c(nd, 1 + o * o),), saves="operands and out", domain=(-1.5, 1.5), accuracy="transcendental")
 def tan(x: Array, /) -> Array:
-    """Tangent."""
+    """Tangent.
+
+    >>> import ndplane as nd
+    >>> nd.tan(nd.asarray([0.0, nd.pi / 4])).tolist()
+    [0.0, 0.9999999999999999]
+    """
 
 
 @_unary(_NUM, "float", np.tanh, special=_tanh, grad=(lambda nd, g, x, o: g * _c(nd, 1 - o * o),), saves="operands and out", accuracy="transcendental")
 def tanh(x: Array, /) -> Array:
-    """Hyperbolic tangent."""
+    """Hyperbolic tangent.
+
+    >>> import ndplane as nd
+    >>> nd.tanh(nd.asarray([0.0, nd.inf])).tolist()
+    [0.0, 1.0]
+    """
 
 
 @_unary(_REAL, "same", np.trunc, grad=(None,), saves="nothing", accuracy="exact")
 def trunc(x: Array, /) -> Array:
-    """Round toward zero."""
+    """Round toward zero.
+
+    >>> import ndplane as nd
+    >>> nd.trunc(nd.asarray([-1.7, 1.7])).tolist()
+    [-1.0, 1.0]
+    """
 
 
 @_binary(_NUM, "same", np.add, grad=(lambda nd, g, a, b, o: g, lambda nd, g, a, b, o: g), saves="nothing")
 def add(x1: Operand, x2: Operand, /) -> Array:
-    """x1 + x2."""
+    """x1 + x2.
+
+    >>> import ndplane as nd
+    >>> nd.add(nd.asarray([[1], [2]]), nd.asarray([10, 20])).tolist()
+    [[11, 21], [12, 22]]
+    """
 
 
 @_binary(_REAL, "realfloat", np.arctan2, grad=(lambda nd, g, a, b, o: g * b / (a * a + b * b), lambda nd, g, a, b, o: -g * a / (a * a + b * b)), accuracy="transcendental")
 def atan2(x1: Operand, x2: Operand, /) -> Array:
-    """Inverse tangent of x1 / x2, in the quadrant of (x2, x1)."""
+    """Inverse tangent of x1 / x2, in the quadrant of (x2, x1).
+
+    >>> import ndplane as nd
+    >>> nd.atan2(nd.asarray([1.0, -1.0]), 0.0).tolist()
+    [1.5707963267948966, -1.5707963267948966]
+    """
 
 
 @_binary(_INTB, "same", np.bitwise_and, accuracy="exact")
 def bitwise_and(x1: Operand, x2: Operand, /) -> Array:
-    """Bitwise AND."""
+    """Bitwise AND.
+
+    >>> import ndplane as nd
+    >>> nd.bitwise_and(nd.asarray([12, 10]), 6).tolist()
+    [4, 2]
+    """
 
 
 @_binary(_INT, "same", np.left_shift, accuracy="exact")
 def bitwise_left_shift(x1: Operand, x2: Operand, /) -> Array:
-    """x1 << x2."""
+    """x1 << x2.
+
+    >>> import ndplane as nd
+    >>> nd.bitwise_left_shift(nd.asarray([1, 3]), 2).tolist()
+    [4, 12]
+    """
 
 
 @_binary(_INTB, "same", np.bitwise_or, accuracy="exact")
 def bitwise_or(x1: Operand, x2: Operand, /) -> Array:
-    """Bitwise OR."""
+    """Bitwise OR.
+
+    >>> import ndplane as nd
+    >>> nd.bitwise_or(nd.asarray([12, 10]), 6).tolist()
+    [14, 14]
+    """
 
 
 @_binary(_INT, "same", np.right_shift, accuracy="exact")
 def bitwise_right_shift(x1: Operand, x2: Operand, /) -> Array:
-    """x1 >> x2 (arithmetic for signed integers)."""
+    """x1 >> x2 (arithmetic for signed integers).
+
+    >>> import ndplane as nd
+    >>> nd.bitwise_right_shift(nd.asarray([-8, 8]), 2).tolist()
+    [-2, 2]
+    """
 
 
 @_binary(_INTB, "same", np.bitwise_xor, accuracy="exact")
 def bitwise_xor(x1: Operand, x2: Operand, /) -> Array:
-    """Bitwise XOR."""
+    """Bitwise XOR.
+
+    >>> import ndplane as nd
+    >>> nd.bitwise_xor(nd.asarray([12, 10]), 6).tolist()
+    [10, 12]
+    """
 
 
 @_binary(_REAL, "realfloat", np.copysign, grad=(_copysign_a, None), saves="operands and out", accuracy="exact")
 def copysign(x1: Operand, x2: Operand, /) -> Array:
-    """x1 with the sign of x2."""
+    """x1 with the sign of x2.
+
+    >>> import ndplane as nd
+    >>> nd.copysign(nd.asarray([1.0, -2.0]), -0.0).tolist()
+    [-1.0, -2.0]
+    """
 
 
 @_binary(_NUM, "float", np.divide, grad=(lambda nd, g, a, b, o: g / _c(nd, b), lambda nd, g, a, b, o: -g * _c(nd, o / b)), saves="operands and out")
 def divide(x1: Operand, x2: Operand, /) -> Array:
-    """True division x1 / x2."""
+    """True division x1 / x2.
+
+    >>> import ndplane as nd
+    >>> nd.divide(nd.asarray([1, 3]), 2).tolist()
+    [0.5, 1.5]
+    """
 
 
 @_binary(_ANY, "bool", np.equal, accuracy="exact")
 def equal(x1: Operand, x2: Operand, /) -> Array:
-    """x1 == x2."""
+    """x1 == x2.
+
+    >>> import ndplane as nd
+    >>> nd.equal(nd.asarray([1, 2]), nd.asarray([1, 3])).tolist()
+    [True, False]
+    """
 
 
 @_binary(_REAL, "same", np.floor_divide, special=_floor_divide, grad=(None, None), saves="nothing")
 def floor_divide(x1: Operand, x2: Operand, /) -> Array:
-    """Floor division x1 // x2."""
+    """Floor division x1 // x2.
+
+    >>> import ndplane as nd
+    >>> nd.floor_divide(nd.asarray([7, -7]), 2).tolist()
+    [3, -4]
+    """
 
 
 @_binary(_REAL, "bool", np.greater, accuracy="exact", decompose=lambda a, b: _dispatch.binary("less", b, a))
 def greater(x1: Operand, x2: Operand, /) -> Array:
-    """x1 > x2."""
+    """x1 > x2.
+
+    >>> import ndplane as nd
+    >>> nd.greater(nd.asarray([1, 3]), 2).tolist()
+    [False, True]
+    """
 
 
 @_binary(_REAL, "bool", np.greater_equal, accuracy="exact", decompose=lambda a, b: _dispatch.binary("less_equal", b, a))
 def greater_equal(x1: Operand, x2: Operand, /) -> Array:
-    """x1 >= x2."""
+    """x1 >= x2.
+
+    >>> import ndplane as nd
+    >>> nd.greater_equal(nd.asarray([1, 2]), 2).tolist()
+    [False, True]
+    """
 
 
 @_binary(_REAL, "realfloat", np.hypot, grad=(lambda nd, g, a, b, o: g * a / o, lambda nd, g, a, b, o: g * b / o), saves="operands and out", accuracy="transcendental")
 def hypot(x1: Operand, x2: Operand, /) -> Array:
-    """sqrt(x1**2 + x2**2) without undue overflow."""
+    """sqrt(x1**2 + x2**2) without undue overflow.
+
+    >>> import ndplane as nd
+    >>> nd.hypot(nd.asarray([3.0]), nd.asarray([4.0])).tolist()
+    [5.0]
+    """
 
 
 @_binary(_REAL, "bool", np.less, accuracy="exact")
 def less(x1: Operand, x2: Operand, /) -> Array:
-    """x1 < x2."""
+    """x1 < x2.
+
+    >>> import ndplane as nd
+    >>> nd.less(nd.asarray([1, 3]), 2).tolist()
+    [True, False]
+    """
 
 
 @_binary(_REAL, "bool", np.less_equal, accuracy="exact")
 def less_equal(x1: Operand, x2: Operand, /) -> Array:
-    """x1 <= x2."""
+    """x1 <= x2.
+
+    >>> import ndplane as nd
+    >>> nd.less_equal(nd.asarray([2, 3]), 2).tolist()
+    [True, False]
+    """
 
 
 @_binary(_REAL, "realfloat", np.logaddexp, grad=(lambda nd, g, a, b, o: g * nd.exp(a - o), lambda nd, g, a, b, o: g * nd.exp(b - o)), saves="operands and out", domain=(-20, 20), decompose=_logaddexp, accuracy="transcendental")
 def logaddexp(x1: Operand, x2: Operand, /) -> Array:
-    """log(exp(x1) + exp(x2)) without overflow."""
+    """log(exp(x1) + exp(x2)) without overflow.
+
+    >>> import ndplane as nd
+    >>> nd.logaddexp(nd.asarray([0.0, 1000.0]), nd.asarray([0.0, 1000.0])).tolist()
+    [0.6931471805599453, 1000.6931471805599]
+    """
 
 
 @_binary(_REAL, "realfloat", np.logaddexp2, grad=(lambda nd, g, a, b, o: g * 2.0 ** (a - o), lambda nd, g, a, b, o: g * 2.0 ** (b - o)), saves="operands and out", decompose=_logaddexp2, accuracy="transcendental", domain=(-20, 20))
 def logaddexp2(x1: Operand, x2: Operand, /) -> Array:
-    """log2(2**x1 + 2**x2) without overflow (the log-sum of base-2 log-probabilities)."""
+    """log2(2**x1 + 2**x2) without overflow (the log-sum of base-2 log-probabilities).
+
+    >>> import ndplane as nd
+    >>> nd.logaddexp2(nd.asarray([1.0, 1000.0]), nd.asarray([1.0, 1000.0])).tolist()
+    [2.0, 1001.0]
+    """
 
 
 @_binary(_BOOL, "same", np.logical_and, accuracy="exact", decompose=lambda a, b: _dispatch.binary("bitwise_and", a, b))
 def logical_and(x1: Operand, x2: Operand, /) -> Array:
-    """Logical AND."""
+    """Logical AND.
+
+    >>> import ndplane as nd
+    >>> nd.logical_and(nd.asarray([True, False]), nd.asarray([True, True])).tolist()
+    [True, False]
+    """
 
 
 @_binary(_BOOL, "same", np.logical_or, accuracy="exact", decompose=lambda a, b: _dispatch.binary("bitwise_or", a, b))
 def logical_or(x1: Operand, x2: Operand, /) -> Array:
-    """Logical OR."""
+    """Logical OR.
+
+    >>> import ndplane as nd
+    >>> nd.logical_or(nd.asarray([True, False]), nd.asarray([False, False])).tolist()
+    [True, False]
+    """
 
 
 @_binary(_BOOL, "same", np.logical_xor, accuracy="exact", decompose=lambda a, b: _dispatch.binary("not_equal", a, b))
 def logical_xor(x1: Operand, x2: Operand, /) -> Array:
-    """Logical XOR."""
+    """Logical XOR.
+
+    >>> import ndplane as nd
+    >>> nd.logical_xor(nd.asarray([True, False]), nd.asarray([True, True])).tolist()
+    [False, True]
+    """
 
 
 @_binary(_REAL, "same", np.maximum, grad=(_maxmin_a, _maxmin_b), saves="operands and out", accuracy="exact")
 def maximum(x1: Operand, x2: Operand, /) -> Array:
-    """Elementwise maximum (NaN propagates)."""
+    """Elementwise maximum (NaN propagates).
+
+    >>> import ndplane as nd
+    >>> nd.maximum(nd.asarray([1.0, nd.nan]), nd.asarray([2.0, 0.0])).tolist()
+    [2.0, nan]
+    """
 
 
 @_binary(_REAL, "same", np.minimum, grad=(_maxmin_a, _maxmin_b), saves="operands and out", accuracy="exact")
 def minimum(x1: Operand, x2: Operand, /) -> Array:
-    """Elementwise minimum (NaN propagates)."""
+    """Elementwise minimum (NaN propagates).
+
+    >>> import ndplane as nd
+    >>> nd.minimum(nd.asarray([1.0, 3.0]), 2.0).tolist()
+    [1.0, 2.0]
+    """
 
 
 @_binary(_NUM, "same", np.multiply, grad=(lambda nd, g, a, b, o: g * _c(nd, b), lambda nd, g, a, b, o: g * _c(nd, a)))
 def multiply(x1: Operand, x2: Operand, /) -> Array:
-    """x1 * x2."""
+    """x1 * x2.
+
+    >>> import ndplane as nd
+    >>> nd.multiply(nd.asarray([1, 2]), 3).tolist()
+    [3, 6]
+    """
 
 
 @_binary(_REAL, "realfloat", np.nextafter, grad=(None, None), saves="nothing", accuracy="exact")
 def nextafter(x1: Operand, x2: Operand, /) -> Array:
-    """The next representable value after x1 toward x2."""
+    """The next representable value after x1 toward x2.
+
+    >>> import ndplane as nd
+    >>> nd.nextafter(nd.asarray([1.0]), 2.0).tolist()
+    [1.0000000000000002]
+    """
 
 
 @_binary(_ANY, "bool", np.not_equal, accuracy="exact", decompose=lambda a, b: _dispatch.unary("logical_not", _dispatch.binary("equal", a, b)))
 def not_equal(x1: Operand, x2: Operand, /) -> Array:
-    """x1 != x2."""
+    """x1 != x2.
+
+    >>> import ndplane as nd
+    >>> nd.not_equal(nd.asarray([1, 2]), nd.asarray([1, 3])).tolist()
+    [False, True]
+    """
 
 
 @_binary(_NUM, "same", np.power, grad=(_pow_a, _pow_b), saves="operands and out", domain=(-8, 8), accuracy="transcendental")
 def pow(x1: Operand, x2: Operand, /) -> Array:
-    """x1 ** x2."""
+    """x1 ** x2.
+
+    >>> import ndplane as nd
+    >>> nd.pow(nd.asarray([2, 3]), 2).tolist()
+    [4, 9]
+    """
 
 
 @_binary(_REAL, "same", np.remainder, grad=(lambda nd, g, a, b, o: g, lambda nd, g, a, b, o: -g * nd.floor_divide(a, b)))
 def remainder(x1: Operand, x2: Operand, /) -> Array:
-    """x1 % x2, with the sign of x2 (as Python)."""
+    """x1 % x2, with the sign of x2 (as Python).
+
+    >>> import ndplane as nd
+    >>> nd.remainder(nd.asarray([7, -7]), 3).tolist()
+    [1, 2]
+    """
 
 
-@_binary(_NUM, "same", np.subtract, grad=(lambda nd, g, a, b, o: g, lambda nd, g, a, b, o: -g), saves="nothing", decompose=lambda a, b: _dispatch.binary("add", a, _dispatch.unary("negative", b) if type(b) is Array else -b))
+def _minus(value: Any, dtype: DType) -> Any:
+    """``-value`` for a Python scalar of ``dtype`` (subtract's decomposition): integers wrap
+    around as ``x - value`` does (``-1`` is 255 in uint8, ``-(-128)`` is -128 in int8)."""
+    if dtype.kind in ("int", "uint"):
+        return np.negative(np.asarray(value, dtype.dtype)).item()
+    return -value
+
+
+@_binary(_NUM, "same", np.subtract, grad=(lambda nd, g, a, b, o: g, lambda nd, g, a, b, o: -g), saves="nothing", decompose=lambda a, b: _dispatch.binary("add", a, _dispatch.unary("negative", b) if type(b) is Array else _minus(b, a.dtype)))
 def subtract(x1: Operand, x2: Operand, /) -> Array:
-    """x1 - x2."""
+    """x1 - x2.
+
+    >>> import ndplane as nd
+    >>> nd.subtract(nd.asarray([5, 3]), 1).tolist()
+    [4, 2]
+    """
 
 
 def positive(x: Array, /) -> Array:
@@ -749,16 +1094,69 @@ def _inplace(op: str, dunder: str) -> Callable[[Array, Any], Array]:
 
 _KIND_RANK = {"bool": 0, "int": 1, "uint": 1, "float": 2, "complex": 3}
 
+# Each operator's docstring example, with x = asarray([4, 1]): op -> (symbol, scalar, the list of
+# ``x OP scalar`` (also of ``x OP= scalar``), the list of ``scalar OP x``).
+_OPERATOR_EXAMPLES: dict[str, tuple[str, int, str, str | None]] = {
+    "add": ("+", 2, "[6, 3]", "[6, 3]"),
+    "subtract": ("-", 2, "[2, -1]", "[-2, 1]"),
+    "multiply": ("*", 2, "[8, 2]", "[8, 2]"),
+    "divide": ("/", 2, "[2.0, 0.5]", "[0.5, 2.0]"),
+    "floor_divide": ("//", 2, "[2, 0]", "[0, 2]"),
+    "remainder": ("%", 3, "[1, 1]", "[3, 0]"),
+    "pow": ("**", 2, "[16, 1]", "[16, 2]"),
+    "bitwise_and": ("&", 5, "[4, 1]", "[4, 1]"),
+    "bitwise_or": ("|", 5, "[5, 5]", "[5, 5]"),
+    "bitwise_xor": ("^", 5, "[1, 4]", "[1, 4]"),
+    "bitwise_left_shift": ("<<", 2, "[16, 4]", "[32, 4]"),
+    "bitwise_right_shift": (">>", 2, "[1, 0]", "[0, 1]"),
+    "equal": ("==", 1, "[False, True]", None),
+    "not_equal": ("!=", 1, "[True, False]", None),
+    "less": ("<", 1, "[False, False]", None),
+    "less_equal": ("<=", 1, "[False, True]", None),
+    "greater": (">", 1, "[True, False]", None),
+    "greater_equal": (">=", 1, "[True, True]", None),
+}
+
+
+def _operator_doc(op: str, form: str) -> str:
+    """The docstring of ``Array.__op__`` (form ""), ``__rop__`` ("r") or ``__iop__`` ("i")."""
+    sym, s, forward, reflected = _OPERATOR_EXAMPLES[op]
+    x = "[4.0, 1.0]" if form == "i" and op == "divide" else "[4, 1]"
+    head = f">>> import ndplane as nd\n>>> x = nd.asarray({x})\n"
+    if form == "r":
+        return (f"``other {sym} self`` for a Python scalar ``other``: :func:`ndplane.{op}` with the operands "
+                f"swapped.\n\n{head}>>> ({s} {sym} x).tolist()\n{reflected}")
+    if form == "i":
+        return (f"``self {sym}= other``: :func:`ndplane.{op}` written into ``self``, which keeps its shape and "
+                f"dtype (a result dtype it cannot hold raises).\n\n{head}>>> x {sym}= {s}\n>>> x.tolist()\n{forward}")
+    return (f"``self {sym} other``: :func:`ndplane.{op}` as an operator; ``other`` is an array or a Python "
+            f"scalar.\n\n{head}>>> (x {sym} {s}).tolist()\n{forward}")
+
+
+_OPERATOR_SIGNATURE = inspect.Signature(
+    [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY, annotation="Array"),
+     inspect.Parameter("other", inspect.Parameter.POSITIONAL_ONLY, annotation="Array | bool | int | float | complex")],
+    return_annotation="Array",
+)  # fmt: skip
+
+
+def _method(fn: Callable[..., Any], dunder: str, op: str, form: str) -> Callable[..., Any]:
+    # NOTE: named as Array's own method (help(), the API reference): the function is built here.
+    fn.__name__, fn.__qualname__, fn.__module__ = dunder, f"Array.{dunder}", Array.__module__
+    fn.__doc__ = _operator_doc(op, form)
+    fn.__signature__ = _OPERATOR_SIGNATURE  # type: ignore[attr-defined]  # not fast_binary's (a, b)
+    return fn
+
 
 def operators() -> dict[str, Callable[..., Any]]:
     """The Array's arithmetic, bitwise and comparison operators by dunder name (bound in ``_methods``)."""
     table: dict[str, Callable[..., Any]] = {}
     for short, op in _OPERATORS.items():
-        table[f"__{short}__"] = _forward(op)
-        table[f"__r{short}__"] = _reflected(op)
-        table[f"__i{short}__"] = _inplace(op, f"__i{short}__")
+        table[f"__{short}__"] = _method(_forward(op), f"__{short}__", op, "")
+        table[f"__r{short}__"] = _method(_reflected(op), f"__r{short}__", op, "r")
+        table[f"__i{short}__"] = _method(_inplace(op, f"__i{short}__"), f"__i{short}__", op, "i")
     for short, op in _COMPARISONS.items():
-        table[f"__{short}__"] = _forward(op)
+        table[f"__{short}__"] = _method(_forward(op), f"__{short}__", op, "")
     for short, op in _UNARY_OPERATORS.items():
         table[f"__{short}__"] = globals()[op]
     table["__pos__"] = positive

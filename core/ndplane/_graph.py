@@ -39,7 +39,15 @@ _state = threading.local()
 
 
 def is_grad_enabled() -> bool:
-    """Whether ops record the graph (per thread; on by default)."""
+    """Whether ops record the graph (per thread; on by default).
+
+    >>> import ndplane as nd
+    >>> nd.autograd.is_grad_enabled()
+    True
+    >>> with nd.no_grad():
+    ...     nd.autograd.is_grad_enabled()
+    False
+    """
     return getattr(_state, "enabled", True)
 
 
@@ -48,6 +56,17 @@ class set_grad_enabled(contextlib.ContextDecorator):
 
     A small class rather than a generator-based context manager: it is entered on every
     composite and optimizer step, and this costs a fraction of a generator's setup.
+
+    >>> import ndplane as nd
+    >>> w = nd.ones(2, requires_grad=True)
+    >>> with nd.autograd.set_grad_enabled(False):
+    ...     (w * 2).requires_grad
+    False
+    >>> @nd.autograd.set_grad_enabled(False)
+    ... def predict(x):
+    ...     return x * w
+    >>> predict(nd.ones(2)).requires_grad
+    False
     """
 
     __slots__ = ("mode", "prev")
@@ -77,7 +96,15 @@ def no_grad() -> contextlib.AbstractContextManager[None]:
 
 
 def enable_grad() -> contextlib.AbstractContextManager[None]:
-    """Record the graph inside the block, even within ``no_grad``."""
+    """Record the graph inside the block, even within ``no_grad``.
+
+    >>> import ndplane as nd
+    >>> w = nd.ones(2, requires_grad=True)
+    >>> with nd.no_grad():
+    ...     with nd.enable_grad():
+    ...         (w * 2).requires_grad
+    True
+    """
     return set_grad_enabled(True)
 
 

@@ -132,8 +132,20 @@ def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Seque
 
 
 def __matmul__(self: Array, other: Any) -> Any:
+    """``self @ other``: :func:`ndplane.matmul`.
+
+    >>> import ndplane as nd
+    >>> (nd.asarray([[1, 2], [3, 4]]) @ nd.asarray([1, 1])).tolist()
+    [3, 7]
+    """
     return matmul(self, other) if type(other) is Array else NotImplemented
 
 
 def __rmatmul__(self: Array, other: Any) -> Any:
+    """``other @ self``, where ``other`` is an array whose ``__matmul__`` declined.
+
+    >>> import ndplane as nd
+    >>> nd.asarray([[1, 2], [3, 4]]).__rmatmul__(nd.asarray([1, 1])).tolist()
+    [4, 6]
+    """
     return matmul(other, self) if type(other) is Array else NotImplemented

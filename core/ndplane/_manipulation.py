@@ -66,7 +66,12 @@ def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
 
 
 def matrix_transpose(x: Array, /) -> Array:
-    """Transpose the last two axes (a view); same as ``x.mT``."""
+    """Transpose the last two axes (a view); same as ``x.mT``.
+
+    >>> import ndplane as nd
+    >>> nd.matrix_transpose(nd.asarray([[1, 2, 3]])).tolist()
+    [[1], [2], [3]]
+    """
     return matrix_transpose_view(check_array("matrix_transpose", x))
 
 

@@ -76,7 +76,13 @@ class Generator:
 
     def random(self, shape: int | Sequence[int] = (), *, dtype: DType | None = None,
                device: str | Device | None = None) -> Array:  # fmt: skip
-        """Uniform floats in ``[0, 1)``, with all the mantissa bits of ``dtype`` random."""
+        """Uniform floats in ``[0, 1)``, with all the mantissa bits of ``dtype`` random.
+
+        >>> import ndplane as nd
+        >>> x = nd.random.default_rng(0).random((1000,), dtype=nd.float32)
+        >>> x.dtype, 0.0 <= float(nd.min(x)) and float(nd.max(x)) < 1.0, 0.45 < float(nd.mean(x)) < 0.55
+        (ndplane.float32, True, True)
+        """
         dev = self._device(device)
         dt = dev.backend.default_dtypes["real floating"] if dtype is None else as_dtype(dtype, "random")
         if dt.kind != "float":

@@ -39,7 +39,8 @@ def _basic_view(x: Array, key: Any) -> Array:
 
 
 def _is_index(k: Any) -> bool:
-    return type(k) is not bool and not isinstance(k, Array) and hasattr(k, "__index__")
+    # NOTE: a NumPy array has ``__index__`` too (it raises unless the array is one integer).
+    return type(k) is not bool and not isinstance(k, (Array, np.ndarray)) and hasattr(k, "__index__")
 
 
 def _is_basic(key: Any) -> bool:
@@ -60,6 +61,14 @@ def _basic_item(k: Any) -> bool:
 
 
 def getitem(x: Array, key: Any) -> Array:
+    """``x[key]``: ints, slices, ``...`` and ``None`` give views; integer arrays and boolean masks
+    (NumPy's placement rules) gather, with every index bounds-checked first.
+
+    >>> import ndplane as nd
+    >>> x = nd.arange(12).reshape((3, 4))
+    >>> x[1].tolist(), x[:, ::2].tolist(), x[x > 9].tolist(), x[nd.asarray([2, 0]), 1].tolist()
+    ([4, 5, 6, 7], [[0, 2], [4, 6], [8, 10]], [10, 11], [9, 1])
+    """
     if type(key) is int or type(key) is slice or _is_basic(key):
         v = _basic_view(x, key)
         if x.requires_grad:
@@ -69,7 +78,7 @@ def getitem(x: Array, key: Any) -> Array:
         return _mask_get(x, key)
     plan = _plan(x, key, "__getitem__")
     if plan is None:  # only ints and 0-d integer arrays: a basic index after all
-        return getitem(x, tuple(int(k) if type(k) is Array else k for k in _as_tuple(key)))
+        return getitem(x, tuple(int(k) if isinstance(k, (Array, np.ndarray)) else k for k in _as_tuple(key)))
     v, adv_dims, idx, front = plan
     return _gather(v, adv_dims, idx, front)
 
@@ -123,8 +132,9 @@ def _plan(x: Array, key: Any, name: str) -> tuple[Array, list[int], list[Array],
 
 
 def _expand(x: Array, parts: tuple[Any, ...], name: str) -> list[Any] | None:
-    """Turn masks into integer arrays (nonzero), Python bools into 0-d masks, lists into arrays,
-    ints into 0-d arrays when any array index is present; None when no array index is left."""
+    """Turn masks into integer arrays (nonzero), Python bools into 0-d masks, lists and NumPy
+    arrays into arrays on ``x``'s device, ints into 0-d arrays when any array index is present;
+    None when no array index is left."""
 
     out: list[Any] = []
     dim = 0
@@ -132,7 +142,7 @@ def _expand(x: Array, parts: tuple[Any, ...], name: str) -> list[Any] | None:
     for k in parts:
         if type(k) is bool:
             k = asarray(k, device=x.device)
-        elif isinstance(k, (list, tuple)):
+        elif isinstance(k, (list, tuple, np.ndarray)):
             k = asarray(k, device=x.device)
         if type(k) is Array:
             _dispatch.same_device(name, x, k)
@@ -236,6 +246,17 @@ def _mask_get(x: Array, mask: Array) -> Array:
 
 
 def setitem(x: Array, key: Any, value: Any) -> None:
+    """``x[key] = value``: the same keys as ``x[key]``; ``value`` (an array or a Python scalar)
+    broadcasts to the selection.
+
+    >>> import ndplane as nd
+    >>> x = nd.zeros((2, 3), dtype=nd.int64)
+    >>> x[0] = 7
+    >>> x[:, 2] = nd.asarray([1, 2])
+    >>> x[x == 0] = -1
+    >>> x.tolist()
+    [[7, 7, 1], [-1, -1, 2]]
+    """
     if _is_basic(key):
         _graph.check_inplace(x, "__setitem__")
         grad = (x.requires_grad or (type(value) is Array and value.requires_grad)) and _graph.is_grad_enabled()
@@ -250,7 +271,7 @@ def setitem(x: Array, key: Any, value: Any) -> None:
         return _mask_set(x, key, value)
     plan = _plan(x, key, "__setitem__")
     if plan is None:
-        return setitem(x, tuple(int(k) if type(k) is Array else k for k in _as_tuple(key)), value)
+        return setitem(x, tuple(int(k) if isinstance(k, (Array, np.ndarray)) else k for k in _as_tuple(key)), value)
     _graph.check_inplace(x, "__setitem__")
     grad = (x.requires_grad or value.requires_grad) and _graph.is_grad_enabled()
     old = _graph.alias(x) if grad else None

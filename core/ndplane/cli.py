@@ -1,14 +1,22 @@
-"""The ``ndplane`` command: ``backends``, ``info BACKEND``, ``demo`` (checks and trains an MLP).
+"""The ``ndplane`` command: ``backends``, ``info BACKEND``, ``demo`` (checks and trains an MLP),
+``new-backend NAME`` (writes a backend package to start from).
+
+``backends`` and ``info`` print a table, or with ``--json`` one JSON object whose keys are
+stable (docs/api.md, "The command line", lists them):
 
 >>> from ndplane.cli import main
 >>> main(["backends"])  # doctest: +ELLIPSIS
 name ...
+0
+>>> main(["info", "numpy", "--json"])  # doctest: +ELLIPSIS
+{"backend": "numpy", "device": "numpy:0", "protocol_version": 1, ...}
 0
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -20,7 +28,7 @@ import numpy as np
 
 import ndplane as nd
 
-from . import _dispatch, _dtypes
+from . import _dispatch, _dtypes, _scaffold
 from ._devices import Device, backends, devices
 from ._errors import NdplaneError
 from .backend import ops as _ops
@@ -41,9 +49,26 @@ def _table(rows: list[list[str]], out: Any) -> None:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip(), file=out)
 
 
+#: The keys of each backend in ``ndplane backends --json`` (None where unavailable).
+BACKEND_KEYS = (
+    "name", "distribution", "version", "available", "reason", "test_only", "description", "devices",
+    "dtypes", "capabilities",
+)  # fmt: skip
+#: The path of an (op, dtype) in ``ndplane info --json``; None: not defined or dtype unsupported.
+_PATH_NAME = {"N": "native", "D": "decomposition", "H": "host", ".": None}
+
+
+def _json(obj: Any, out: Any) -> None:
+    print(json.dumps(obj, ensure_ascii=False), file=out)
+
+
 def cmd_backends(args: argparse.Namespace, out: Any) -> int:
     rows = [["name", "distribution", "version", "status", "dtypes / reason"]]
-    for b in backends():
+    found = backends()
+    if getattr(args, "json", False):  # NOTE: demo calls this with its own arguments
+        _json({"backends": [{k: b.get(k) for k in BACKEND_KEYS} for b in found]}, out)
+        return 0 if found else 1
+    for b in found:
         status = "available" if b["available"] else "unavailable"
         if b["test_only"]:
             status += " (test device)"
@@ -78,25 +103,55 @@ def _extension_cell(dev: Device, op: str, dt: _dtypes.DType) -> str:
     return _CELL[_dispatch._kernel_path(dev, op, dt)]
 
 
+def op_cell(dev: Device, op: str, dt: _dtypes.DType) -> str:
+    """The path ``op`` takes on ``dt`` on ``dev``, as ``ndplane info`` prints it: N native, D core
+    decomposition, H host fallback, ``.`` not defined or dtype unsupported. The API reference's
+    device tables (tools/api_reference.py) read it too."""
+    if op in _ops.UNARY_OPS or op in _ops.BINARY_OPS:
+        return _elementwise_cell(dev, op, dt)
+    if op in _ops.LINALG_OPS or op in _ops.FFT_OPS:
+        return _extension_cell(dev, op, dt)
+    return _kernel_cell(dev, op, dt)
+
+
 def cmd_info(args: argparse.Namespace, out: Any) -> int:
     dev = Device(args.backend)
     backend = dev.backend
+    dts = list(_dtypes.ALL_DTYPES)
+    groups = [_ops.UNARY_OPS, _ops.BINARY_OPS, _ops.REDUCE_OPS | _ops.SCAN_OPS | _ops.KERNEL_OPS,
+              _ops.LINALG_OPS | _ops.FFT_OPS]  # fmt: skip
+    if args.json:
+        ops = [op for names in groups for op in sorted(names)]
+        paths = {op: {d.name: _PATH_NAME[op_cell(dev, op, d)] for d in dts} for op in ops}
+        _json({
+            "backend": backend.name, "device": str(dev), "protocol_version": backend.protocol_version,
+            "capabilities": sorted(backend.capabilities),
+            "default_dtypes": {k: v.name for k, v in backend.default_dtypes.items()},
+            "dtypes": [d.name for d in dts if d in backend.dtypes], "ops": paths,
+        }, out)  # fmt: skip
+        return 0
     print(f"backend {backend.name!r} (device {dev}): protocol {backend.protocol_version}", file=out)
     print(f"  capabilities: {', '.join(sorted(backend.capabilities)) or 'none'}", file=out)
     print("  default dtypes: " + ", ".join(f"{k}={v.name}" for k, v in backend.default_dtypes.items()), file=out)
     print("  N native, D core decomposition, H host fallback, . not defined or dtype unsupported\n", file=out)
-    dts = list(_dtypes.ALL_DTYPES)
     rows = [["op"] + [_ABBREV[d.name] for d in dts]]
-    groups: list[tuple[Sequence[str], Callable[[Device, str, _dtypes.DType], str]]] = [
-        (sorted(_ops.UNARY_OPS), _elementwise_cell),
-        (sorted(_ops.BINARY_OPS), _elementwise_cell),
-        (sorted(_ops.REDUCE_OPS | _ops.SCAN_OPS | _ops.KERNEL_OPS), _kernel_cell),
-        (sorted(_ops.LINALG_OPS | _ops.FFT_OPS), _extension_cell),
-    ]
-    for names, cell in groups:
-        for op in names:
-            rows.append([op] + [cell(dev, op, d) for d in dts])
+    for names in groups:
+        for op in sorted(names):
+            rows.append([op] + [op_cell(dev, op, d) for d in dts])
     _table(rows, out)
+    return 0
+
+
+def cmd_new_backend(args: argparse.Namespace, out: Any) -> int:
+    try:
+        root = _scaffold.new_backend(args.name, args.dir)
+    except (ValueError, OSError) as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    shown = str(root) if root.is_absolute() else os.path.join(".", root)  # NOTE: pip -e needs a path
+    print(f"wrote the {args.name} backend to {shown}. Next:", file=out)
+    print(f"  pip install -e '{shown}[test]'", file=out)
+    print(f"  pytest {os.path.join(shown, 'tests')}    # its tests, then the conformance suite", file=out)
     return 0
 
 
@@ -158,14 +213,20 @@ def _is_test(dev: Device) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ndplane", description="ndplane: backends, capabilities, demo")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("backends", help="list installed backends and whether they are available")
+    listing = sub.add_parser("backends", help="list installed backends and whether they are available")
+    listing.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     info = sub.add_parser("info", help="op x dtype matrix of a backend: native / decomposition / host fallback")
     info.add_argument("backend", help="backend or device name, e.g. numpy or cpu:0")
+    info.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    new = sub.add_parser("new-backend", help="write a ready package for a new backend, to start from")
+    new.add_argument("name", help="the device name: a lower-case Python identifier, e.g. mydev")
+    new.add_argument("--dir", default=None, help="where to write it (default: ./ndplane-NAME)")
     demo = sub.add_parser("demo", help="run a short computation on each device and compare with NumPy")
     demo.add_argument("--device", default=None, help="run on this device only")
     demo.add_argument("--epochs", type=int, default=20, help="epochs of MLP training (0 skips it)")
     args = parser.parse_args(argv)
-    handler = {"backends": cmd_backends, "info": cmd_info, "demo": cmd_demo}[args.command]
+    handlers = {"backends": cmd_backends, "info": cmd_info, "demo": cmd_demo, "new-backend": cmd_new_backend}
+    handler = handlers[args.command]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default")

@@ -39,28 +39,53 @@ __all__ = [
 
 
 class EighResult(NamedTuple):
-    """``eigh``'s result: ascending real eigenvalues and the eigenvectors (columns)."""
+    """``eigh``'s result: ascending real eigenvalues and the eigenvectors (columns).
+
+    >>> import ndplane as nd
+    >>> w, v = nd.linalg.eigh(nd.asarray([[2.0, 0.0], [0.0, 1.0]]))
+    >>> w.tolist(), nd.abs(v).tolist()
+    ([1.0, 2.0], [[0.0, 1.0], [1.0, 0.0]])
+    """
 
     eigenvalues: Array
     eigenvectors: Array
 
 
 class QRResult(NamedTuple):
-    """``qr``'s result: orthonormal ``Q`` and upper-triangular ``R``."""
+    """``qr``'s result: orthonormal ``Q`` and upper-triangular ``R``.
+
+    >>> import ndplane as nd
+    >>> a = nd.asarray([[3.0, 1.0], [4.0, 2.0]])
+    >>> Q, R = nd.linalg.qr(a)
+    >>> float(R[1, 0]), bool(nd.all(nd.abs(Q @ R - a) < 1e-12))
+    (0.0, True)
+    """
 
     Q: Array
     R: Array
 
 
 class SlogdetResult(NamedTuple):
-    """``slogdet``'s result: the sign (a unit complex number for complex input) and log|det|."""
+    """``slogdet``'s result: the sign (a unit complex number for complex input) and log|det|.
+
+    >>> import ndplane as nd
+    >>> sign, logabsdet = nd.linalg.slogdet(nd.asarray([[0.0, 1.0], [1.0, 0.0]]))
+    >>> float(sign), float(logabsdet)
+    (-1.0, 0.0)
+    """
 
     sign: Array
     logabsdet: Array
 
 
 class SVDResult(NamedTuple):
-    """``svd``'s result: ``U``, descending singular values ``S`` and ``Vh``."""
+    """``svd``'s result: ``U``, descending singular values ``S`` and ``Vh``.
+
+    >>> import ndplane as nd
+    >>> U, S, Vh = nd.linalg.svd(nd.asarray([[0.0, 2.0], [1.0, 0.0]]))
+    >>> S.tolist(), (U * S @ Vh).tolist()
+    ([2.0, 1.0], [[0.0, 2.0], [1.0, 0.0]])
+    """
 
     U: Array
     S: Array

@@ -54,7 +54,14 @@ def backward(
     tensors: Array | Sequence[Array], grad_tensors: Array | Sequence[Array | None] | None = None, *,
     retain_graph: bool | None = None, create_graph: bool = False,
 ) -> None:  # fmt: skip
-    """Accumulate gradients of ``tensors`` into ``.grad`` of the leaves they depend on."""
+    """Accumulate gradients of ``tensors`` into ``.grad`` of the leaves they depend on.
+
+    >>> import ndplane as nd
+    >>> x = nd.asarray([1.0, 2.0], requires_grad=True)
+    >>> nd.autograd.backward([nd.sum(x * x), nd.sum(3 * x)])
+    >>> x.grad.tolist()
+    [5.0, 7.0]
+    """
     outs = [tensors] if type(tensors) is Array else list(tensors)
     gts = [grad_tensors] if type(grad_tensors) is Array else grad_tensors
     grads = _default_grads(outs, gts, "backward")

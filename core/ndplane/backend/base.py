@@ -137,6 +137,18 @@ class Backend:
     def synchronize(self) -> None:
         """Wait until every submitted kernel has finished (no-op for synchronous backends)."""
 
+    def adopt_host(self, array: np.ndarray) -> Any:
+        """Optional: a buffer handle over ``array``'s own memory, without a copy; ``None`` declines.
+
+        Called only on backends with the ``"host"`` capability, with a C-contiguous, aligned,
+        writable ``array`` of a supported dtype (``ndplane.load`` passes tensors memory-mapped
+        from a checkpoint, copy-on-write, so writes never reach the file). The handle is then
+        like one from ``from_host``: the core writes through it, passes it in Refs and frees it
+        once, so keep ``array`` alive with it and count it in ``memory_stats``. The default
+        returns ``None`` and the core copies through ``from_host`` instead.
+        """
+        return None
+
     # -- compute (optional: listed by name in ``ops``) -----------------------
 
     def unary(self, op: str, x: Ref, out: Ref) -> None:

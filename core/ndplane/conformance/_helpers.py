@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ndplane as nd
-from ndplane.backend import plugins
+from ndplane.backend import Ref, plugins
 
 # ---------------------------------------------------------------------------
 # hypothesis profiles: "ci" (the default: few, derandomized examples) and "deep"
@@ -497,7 +497,8 @@ KERNELS = ("unary", "binary", "where", "cast", "reduce", "scan", "matmul", "take
 
 
 class KernelSpy:
-    """Records the calls of a backend's kernels while active (instance attributes shadow methods).
+    """Records the calls of a backend's kernels while active (instance attributes shadow methods),
+    and the buffers of the Refs they (and ``to_host``) received.
 
     ``available`` is False for backends whose instances take no attributes (a C extension
     type without ``__dict__``); then only memory is checked.
@@ -506,16 +507,23 @@ class KernelSpy:
     def __init__(self, device: nd.Device) -> None:
         self.backend = device.backend
         self.calls: list[str] = []
+        self.buffers: list[Any] = []
         self.available = hasattr(self.backend, "__dict__")
+
+    def touched(self, x: nd.Array) -> bool:
+        """Whether a kernel or ``to_host`` received a Ref of ``x``'s memory."""
+        return any(b is x._storage.buffer for b in self.buffers)
 
     def __enter__(self) -> KernelSpy:
         if not self.available:
             return self
-        for name in KERNELS:
+        for name in (*KERNELS, "to_host"):
             original = getattr(self.backend, name)
 
             def spy(*args: Any, _name: str = name, _orig: Any = original) -> Any:
-                self.calls.append(_name)
+                if _name != "to_host":
+                    self.calls.append(_name)
+                self.buffers += [a.buffer for a in args if type(a) is Ref]
                 return _orig(*args)
 
             setattr(self.backend, name, spy)
@@ -523,7 +531,7 @@ class KernelSpy:
 
     def __exit__(self, *exc: Any) -> None:
         if self.available:
-            for name in KERNELS:
+            for name in (*KERNELS, "to_host"):
                 self.backend.__dict__.pop(name, None)
 
 

@@ -17,11 +17,12 @@ from ndplane.nn import functional as F
 from ._data import load_digits_split, progress
 
 
-def make_model(device: Any, seed: int = 0) -> nn.Module:
+def make_model(device: Any, seed: int = 0, activation: type[nn.Module] = nn.ReLU) -> nn.Module:
+    """The 64-128-10 MLP; ``activation`` between the two layers (``nn.Tanh`` in the benchmarks too)."""
     gen = nd.random.default_rng(seed, device=device)
     return nn.Sequential(
         nn.Linear(64, 128, device=device, dtype=nd.float32, generator=gen),
-        nn.ReLU(),
+        activation(),
         nn.Linear(128, 10, device=device, dtype=nd.float32, generator=gen),
     )
 

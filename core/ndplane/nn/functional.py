@@ -26,7 +26,12 @@ __all__ = [
 
 
 def relu(x: Array) -> Array:
-    """``max(x, 0)``; one graph node whose gradient is ``g`` where the output is positive."""
+    """``max(x, 0)``; one graph node whose gradient is ``g`` where the output is positive.
+
+    >>> import ndplane as nd
+    >>> nd.nn.functional.relu(nd.asarray([-1.0, 0.0, 2.0])).tolist()
+    [0.0, 0.0, 2.0]
+    """
     if not x.dtype.is_floating:
         return nd.maximum(x, 0)
     with nd.no_grad():
@@ -59,13 +64,23 @@ def gelu(x: Array, approximate: str = "none") -> Array:
 
 
 def sigmoid(x: Array) -> Array:
-    """``1 / (1 + exp(-x))``, stable for large |x|."""
+    """``1 / (1 + exp(-x))``, stable for large |x|.
+
+    >>> import ndplane as nd
+    >>> nd.nn.functional.sigmoid(nd.asarray([0.0, 800.0, -800.0])).tolist()
+    [0.5, 1.0, 0.0]
+    """
     e = nd.exp(-nd.abs(x))
     return nd.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
 def tanh(x: Array) -> Array:
-    """Hyperbolic tangent."""
+    """Hyperbolic tangent.
+
+    >>> import ndplane as nd
+    >>> nd.nn.functional.tanh(nd.asarray([0.0, nd.inf])).tolist()
+    [0.0, 1.0]
+    """
     return nd.tanh(x)
 
 
@@ -73,6 +88,13 @@ def dropout(x: Array, p: float = 0.5, training: bool = True, generator: nd.rando
     """Zero elements with probability ``p`` and scale the rest by ``1 / (1 - p)`` (training only).
 
     The mask comes from ``generator`` (a seeded :class:`ndplane.random.Generator`), so runs repeat.
+
+    >>> import ndplane as nd
+    >>> y = nd.nn.functional.dropout(nd.ones(1000), p=0.5, generator=nd.random.default_rng(0))
+    >>> sorted(set(y.tolist())), 400 < int(nd.count_nonzero(y)) < 600
+    ([0.0, 2.0], True)
+    >>> nd.nn.functional.dropout(nd.ones(3), p=0.5, training=False).tolist()
+    [1.0, 1.0, 1.0]
     """
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: p must be in [0, 1]; got {p}.")
@@ -118,7 +140,12 @@ def linear(x: Array, weight: Array, bias: Array | None = None) -> Array:
 
 
 def pad2d(x: Array, padding: int) -> Array:
-    """Zero-pad the last two axes by ``padding`` on each side."""
+    """Zero-pad the last two axes by ``padding`` on each side.
+
+    >>> import ndplane as nd
+    >>> nd.nn.functional.pad2d(nd.ones((1, 1, 1, 1)), 1)[0, 0].tolist()
+    [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
+    """
     if padding == 0:
         return x
     *lead, h, w = x.shape
@@ -128,7 +155,14 @@ def pad2d(x: Array, padding: int) -> Array:
 
 
 def unfold2d(x: Array, kernel: tuple[int, int], stride: tuple[int, int]) -> Array:
-    """Patches of (N, C, H, W) as (N, C, KH * KW, OH, OW): one strided view per kernel offset."""
+    """Patches of (N, C, H, W) as (N, C, KH * KW, OH, OW): one strided view per kernel offset.
+
+    >>> import ndplane as nd
+    >>> img = nd.reshape(nd.arange(16.0), (1, 1, 4, 4))
+    >>> p = nd.nn.functional.unfold2d(img, (2, 2), (2, 2))
+    >>> p.shape, p[0, 0, :, 0, 0].tolist()
+    ((1, 1, 4, 2, 2), [0.0, 1.0, 4.0, 5.0])
+    """
     _, _, h, w = x.shape
     kh, kw = kernel
     sh, sw = stride
@@ -165,20 +199,38 @@ def conv2d(x: Array, weight: Array, bias: Array | None = None, stride: int | tup
 
 
 def max_pool2d(x: Array, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None) -> Array:
-    """Maximum over (KH, KW) windows of (N, C, H, W)."""
+    """Maximum over (KH, KW) windows of (N, C, H, W).
+
+    >>> import ndplane as nd
+    >>> img = nd.reshape(nd.arange(16.0), (1, 1, 4, 4))
+    >>> nd.nn.functional.max_pool2d(img, 2)[0, 0].tolist()
+    [[5.0, 7.0], [13.0, 15.0]]
+    """
     k = _pair(kernel_size)
     return nd.max(unfold2d(x, k, _pair(stride) if stride is not None else k), axis=2)
 
 
 def avg_pool2d(x: Array, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None) -> Array:
-    """Mean over (KH, KW) windows of (N, C, H, W)."""
+    """Mean over (KH, KW) windows of (N, C, H, W).
+
+    >>> import ndplane as nd
+    >>> img = nd.reshape(nd.arange(16.0), (1, 1, 4, 4))
+    >>> nd.nn.functional.avg_pool2d(img, 2)[0, 0].tolist()
+    [[2.5, 4.5], [10.5, 12.5]]
+    """
     k = _pair(kernel_size)
     return nd.mean(unfold2d(x, k, _pair(stride) if stride is not None else k), axis=2)
 
 
 def layer_norm(x: Array, normalized_shape: tuple[int, ...] | int, weight: Array | None = None,
                bias: Array | None = None, eps: float = 1e-5) -> Array:  # fmt: skip
-    """Layer normalisation over the trailing ``normalized_shape`` axes."""
+    """Layer normalisation over the trailing ``normalized_shape`` axes.
+
+    >>> import ndplane as nd
+    >>> y = nd.nn.functional.layer_norm(nd.asarray([[1.0, 3.0], [0.0, 10.0]]), 2)
+    >>> [[round(v, 4) for v in row] for row in y.tolist()]
+    [[-1.0, 1.0], [-1.0, 1.0]]
+    """
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if tuple(x.shape[-len(shape) :]) != shape:
         raise ValueError(f"layer_norm: input shape {x.shape} does not end with {shape}.")
@@ -192,7 +244,13 @@ def layer_norm(x: Array, normalized_shape: tuple[int, ...] | int, weight: Array 
 def batch_norm(x: Array, running_mean: Array | None, running_var: Array | None, weight: Array | None = None,
                bias: Array | None = None, training: bool = False, momentum: float = 0.1,
                eps: float = 1e-5) -> Array:  # fmt: skip
-    """Batch normalisation of (N, C, *spatial) over every axis but the channels (axis 1)."""
+    """Batch normalisation of (N, C, *spatial) over every axis but the channels (axis 1).
+
+    >>> import ndplane as nd
+    >>> y = nd.nn.functional.batch_norm(nd.asarray([[1.0, 5.0], [3.0, 5.0]]), None, None, training=True)
+    >>> [[round(v, 4) for v in row] for row in y.tolist()]
+    [[-1.0, 0.0], [1.0, 0.0]]
+    """
     if x.ndim < 2:
         raise ValueError(f"batch_norm: x must be (N, C) or (N, C, *spatial); got shape {x.shape}.")
     axes = (0, *range(2, x.ndim))
@@ -220,7 +278,13 @@ def batch_norm(x: Array, running_mean: Array | None, running_var: Array | None, 
 
 
 def embedding(indices: Array, weight: Array) -> Array:
-    """Rows of ``weight`` (num, dim) picked by integer ``indices`` of any shape."""
+    """Rows of ``weight`` (num, dim) picked by integer ``indices`` of any shape.
+
+    >>> import ndplane as nd
+    >>> weight = nd.asarray([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+    >>> nd.nn.functional.embedding(nd.asarray([2, 0]), weight).tolist()
+    [[4.0, 5.0], [0.0, 1.0]]
+    """
     flat = nd.take(weight, nd.reshape(indices, (-1,)), axis=0)
     return nd.reshape(flat, indices.shape + (weight.shape[1],))
 
@@ -364,7 +428,13 @@ _graph.RULES.update({"relu": _relu_vjp, "cross_entropy": _cross_entropy_vjp, "li
 
 
 def binary_cross_entropy_with_logits(logits: Array, target: Array, reduction: str = "mean") -> Array:
-    """Binary cross entropy of ``target`` in [0, 1] given ``logits``, computed stably."""
+    """Binary cross entropy of ``target`` in [0, 1] given ``logits``, computed stably.
+
+    >>> import ndplane as nd
+    >>> loss = nd.nn.functional.binary_cross_entropy_with_logits(nd.asarray([0.0, 800.0]), nd.asarray([1.0, 1.0]))
+    >>> round(float(loss), 6)  # (log 2 + 0) / 2
+    0.346574
+    """
     loss = nd.maximum(logits, 0.0) - logits * target + nd.log1p(nd.exp(-nd.abs(logits)))
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
 

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
+from .. import _checkpoints
 from .. import _namespace as nd
 from .._array import Array, check_array
 from . import functional as F
@@ -40,7 +41,21 @@ def Parameter(data: Array, requires_grad: bool = True) -> Array:
 
 
 class Module:
-    """Base class of layers and models: parameters, buffers, submodules, train/eval, state_dict."""
+    """Base class of layers and models: parameters, buffers, submodules, train/eval, state_dict.
+
+    Assigning a :func:`Parameter` or a Module to an attribute registers it:
+
+    >>> import ndplane as nd
+    >>> class Scale(nd.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.scale = nd.nn.Parameter(nd.full(2, 3.0))
+    ...     def forward(self, x):
+    ...         return x * self.scale
+    >>> m = Scale()
+    >>> m(nd.asarray([1.0, 2.0])).tolist(), [name for name, _ in m.named_parameters()]
+    ([3.0, 6.0], ['scale'])
+    """
 
     training: bool
 
@@ -78,10 +93,23 @@ class Module:
         object.__delattr__(self, name)
 
     def register_buffer(self, name: str, value: Array | None) -> None:
-        """Register state that is saved in ``state_dict`` but is not a parameter (running stats)."""
+        """Register state that is saved in ``state_dict`` but is not a parameter (running stats).
+
+        >>> import ndplane as nd
+        >>> m = nd.nn.Module()
+        >>> m.register_buffer("steps", nd.zeros(()))
+        >>> list(m.state_dict()), list(m.parameters())
+        (['steps'], [])
+        """
         self._buffers[name] = value
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """What the module computes; ``module(x)`` calls it. Every layer defines its own.
+
+        >>> import ndplane as nd
+        >>> nd.nn.ReLU().forward(nd.asarray([-1.0, 1.0])).tolist()
+        [0.0, 1.0]
+        """
         raise NotImplementedError(f"{type(self).__name__}.forward is not defined.")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -90,18 +118,45 @@ class Module:
     # -- traversal -------------------------------------------------------------
 
     def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
+        """(dotted name, module) for this module ("") and every submodule, depth first.
+
+        >>> import ndplane as nd
+        >>> m = nd.nn.Sequential(nd.nn.Linear(2, 3), nd.nn.ReLU(), nd.nn.Linear(3, 1))
+        >>> [name for name, _ in m.named_modules()]
+        ['', '0', '1', '2']
+        """
         yield prefix, self
         for name, m in self._modules.items():
             yield from m.named_modules(f"{prefix}.{name}" if prefix else name)
 
     def modules(self) -> Iterator[Module]:
+        """This module and every submodule, depth first.
+
+        >>> import ndplane as nd
+        >>> m = nd.nn.Sequential(nd.nn.Linear(2, 3), nd.nn.ReLU(), nd.nn.Linear(3, 1))
+        >>> [type(x).__name__ for x in m.modules()]
+        ['Sequential', 'Linear', 'ReLU', 'Linear']
+        """
         return (m for _, m in self.named_modules())
 
     def children(self) -> Iterator[Module]:
+        """The direct submodules.
+
+        >>> import ndplane as nd
+        >>> m = nd.nn.Sequential(nd.nn.Linear(2, 3), nd.nn.ReLU(), nd.nn.Linear(3, 1))
+        >>> [type(x).__name__ for x in m.children()]
+        ['Linear', 'ReLU', 'Linear']
+        """
         return iter(self._modules.values())
 
     def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Array]]:
-        """(name, parameter) pairs, each parameter once."""
+        """(name, parameter) pairs, each parameter once.
+
+        >>> import ndplane as nd
+        >>> m = nd.nn.Sequential(nd.nn.Linear(2, 3), nd.nn.ReLU(), nd.nn.Linear(3, 1))
+        >>> [(name, p.shape) for name, p in m.named_parameters()]
+        [('0.weight', (3, 2)), ('0.bias', (3,)), ('2.weight', (1, 3)), ('2.bias', (1,))]
+        """
         seen: set[int] = set()
         mods = self.named_modules(prefix) if recurse else iter([(prefix, self)])
         for mod_prefix, m in mods:
@@ -111,9 +166,22 @@ class Module:
                     yield (f"{mod_prefix}.{name}" if mod_prefix else name), p
 
     def parameters(self, recurse: bool = True) -> Iterator[Array]:
+        """The parameters (what an optimizer takes), each once.
+
+        >>> import ndplane as nd
+        >>> m = nd.nn.Sequential(nd.nn.Linear(2, 3), nd.nn.ReLU(), nd.nn.Linear(3, 1))
+        >>> sum(p.size for p in m.parameters())
+        13
+        """
         return (p for _, p in self.named_parameters(recurse=recurse))
 
     def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, Array]]:
+        """(name, buffer) pairs of the registered buffers that are not None.
+
+        >>> import ndplane as nd
+        >>> [name for name, _ in nd.nn.BatchNorm1d(2).named_buffers()]
+        ['running_mean', 'running_var']
+        """
         for mod_prefix, m in self.named_modules(prefix):
             for name, b in m._buffers.items():
                 if b is not None:
@@ -122,19 +190,49 @@ class Module:
     # -- modes and devices -----------------------------------------------------
 
     def train(self, mode: bool = True) -> Module:
+        """Set training mode (dropout active, batch statistics) on every submodule; returns self.
+
+        >>> import ndplane as nd
+        >>> m = nd.nn.Sequential(nd.nn.Linear(2, 3), nd.nn.ReLU(), nd.nn.Linear(3, 1))
+        >>> m.train(False) is m, m.training, m[0].training
+        (True, False, False)
+        """
         for m in self.modules():
             object.__setattr__(m, "training", mode)
         return self
 
     def eval(self) -> Module:
+        """``train(False)``: dropout off, running statistics used; returns self.
+
+        >>> import ndplane as nd
+        >>> drop = nd.nn.Dropout(0.5).eval()
+        >>> drop.training, drop(nd.ones(3)).tolist()
+        (False, [1.0, 1.0, 1.0])
+        """
         return self.train(False)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear the parameters' gradients (to None, or to zeros with ``set_to_none=False``).
+
+        >>> import ndplane as nd
+        >>> lin = nd.nn.Linear(2, 1)
+        >>> nd.sum(lin(nd.ones((1, 2)))).backward()
+        >>> lin.weight.grad is None
+        False
+        >>> lin.zero_grad()
+        >>> lin.weight.grad is None
+        True
+        """
         for p in self.parameters():
             p.grad = None if set_to_none else (p.grad * 0 if p.grad is not None else None)
 
     def to_device(self, device: Any) -> Module:
-        """Move every parameter and buffer to ``device`` (in place on the module; returns it)."""
+        """Move every parameter and buffer to ``device`` (in place on the module; returns it).
+
+        >>> import ndplane as nd
+        >>> nd.nn.Linear(2, 1, device="numpy").to_device("numpy:1").weight.device
+        Device('numpy:1')
+        """
         for m in self.modules():
             for name, p in list(m._parameters.items()):
                 m._parameters[name] = Parameter(p.to_device(device), p.requires_grad)
@@ -146,7 +244,12 @@ class Module:
     # -- state -----------------------------------------------------------------
 
     def state_dict(self) -> OrderedDict[str, Array]:
-        """Parameters and buffers by dotted name (detached; they share memory with the module)."""
+        """Parameters and buffers by dotted name (detached; they share memory with the module).
+
+        >>> import ndplane as nd
+        >>> {name: a.shape for name, a in nd.nn.Linear(2, 1).state_dict().items()}
+        {'weight': (1, 2), 'bias': (1,)}
+        """
         out: OrderedDict[str, Array] = OrderedDict()
         for name, p in self.named_parameters():
             out[name] = p.detach()
@@ -155,7 +258,14 @@ class Module:
         return out
 
     def load_state_dict(self, state: dict[str, Array], strict: bool = True) -> None:
-        """Copy values from ``state`` into the module's parameters and buffers, in place."""
+        """Copy values from ``state`` into the module's parameters and buffers, in place.
+
+        >>> import ndplane as nd
+        >>> a, b = nd.nn.Linear(2, 1), nd.nn.Linear(2, 1)
+        >>> b.load_state_dict(a.state_dict())
+        >>> bool(nd.all(a.weight == b.weight))
+        True
+        """
         own = dict(self.named_parameters())
         own.update(self.named_buffers())
         missing = [k for k in own if k not in state]
@@ -173,7 +283,54 @@ class Module:
                     )
                 target[...] = nd.astype(value, target.dtype)
 
+    def save(self, path: _checkpoints.PathLike, metadata: dict[str, str] | None = None) -> None:
+        """Write ``state_dict()`` to a safetensors file (see :func:`ndplane.save`).
+
+        PyTorch reads it with ``safetensors.torch.load_file`` into the same architecture.
+
+        >>> import ndplane as nd, os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, "model.safetensors")
+        >>> nd.nn.Linear(3, 2).save(path)
+        >>> sorted(nd.load(path))
+        ['bias', 'weight']
+        >>> tmp.cleanup()
+        """
+        _checkpoints.save(path, self.state_dict(), metadata)
+
+    def load(self, path: _checkpoints.PathLike, strict: bool = True) -> Module:
+        """Load a safetensors checkpoint into this module's parameters and buffers, in place.
+
+        The counterpart of :meth:`save`, and of PyTorch's
+        ``safetensors.torch.save_file(model.state_dict(), path)`` for the same architecture.
+        Values are copied into the existing arrays (keeping their devices and dtypes), as
+        :meth:`load_state_dict` does; ``strict`` likewise. Returns the module.
+
+        >>> import ndplane as nd, os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, "model.safetensors")
+        >>> a, b = nd.nn.Linear(3, 2), nd.nn.Linear(3, 2)
+        >>> a.save(path)
+        >>> bool(nd.all(b.load(path).weight == a.weight))
+        True
+        >>> tmp.cleanup()
+        """
+        devices = {a.device for a in self.state_dict().values()}
+        # NOTE: read straight onto the module's device when it has one, to copy only once.
+        state = _checkpoints.load(path, devices.pop() if len(devices) == 1 else None)
+        try:
+            self.load_state_dict(state, strict)
+        except (KeyError, ValueError) as exc:
+            raise type(exc)(f"Module.load: {path}: {exc.args[0]}") from None
+        return self
+
     def extra_repr(self) -> str:
+        """The text inside the parentheses of ``repr(module)``; layers override it.
+
+        >>> import ndplane as nd
+        >>> nd.nn.Linear(2, 1).extra_repr()
+        'in_features=2, out_features=1, bias=True'
+        """
         return ""
 
     def __repr__(self) -> str:
@@ -183,7 +340,13 @@ class Module:
 
 
 class Sequential(Module):
-    """Modules applied in order."""
+    """Modules applied in order.
+
+    >>> import ndplane as nd
+    >>> m = nd.nn.Sequential(nd.nn.Linear(2, 3), nd.nn.ReLU())
+    >>> m(nd.ones((4, 2))).shape, len(m), type(m[1]).__name__
+    ((4, 3), 2, 'ReLU')
+    """
 
     def __init__(self, *modules: Module) -> None:
         super().__init__()
@@ -207,7 +370,13 @@ def _empty(shape: tuple[int, ...], device: Any, dtype: Any) -> Array:
 
 
 class Linear(Module):
-    """``y = x @ weight.T + bias``, initialised like PyTorch (Kaiming uniform)."""
+    """``y = x @ weight.T + bias``, initialised like PyTorch (Kaiming uniform).
+
+    >>> import ndplane as nd
+    >>> lin = nd.nn.Linear(3, 2, generator=nd.random.default_rng(0))
+    >>> lin(nd.ones((5, 3))).shape, lin.weight.shape, lin.bias.shape
+    ((5, 2), (2, 3), (2,))
+    """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device: Any = None,
                  dtype: Any = None, generator: nd.random.Generator | None = None) -> None:  # fmt: skip
@@ -230,7 +399,13 @@ class Linear(Module):
 
 
 class Conv2d(Module):
-    """2-D convolution over (N, C, H, W) inputs (unfold + matmul)."""
+    """2-D convolution over (N, C, H, W) inputs (unfold + matmul).
+
+    >>> import ndplane as nd
+    >>> conv = nd.nn.Conv2d(1, 4, 3, padding=1)
+    >>> conv(nd.ones((2, 1, 5, 5))).shape, conv.weight.shape
+    ((2, 4, 5, 5), (4, 1, 3, 3))
+    """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int, int], stride: int = 1,
                  padding: int = 0, bias: bool = True, device: Any = None, dtype: Any = None,
@@ -256,7 +431,12 @@ class Conv2d(Module):
 
 
 class MaxPool2d(Module):
-    """Max pooling over (KH, KW) windows."""
+    """Max pooling over (KH, KW) windows.
+
+    >>> import ndplane as nd
+    >>> nd.nn.MaxPool2d(2)(nd.reshape(nd.arange(16.0), (1, 1, 4, 4)))[0, 0].tolist()
+    [[5.0, 7.0], [13.0, 15.0]]
+    """
 
     def __init__(self, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None) -> None:
         super().__init__()
@@ -267,21 +447,36 @@ class MaxPool2d(Module):
 
 
 class AvgPool2d(MaxPool2d):
-    """Average pooling over (KH, KW) windows."""
+    """Average pooling over (KH, KW) windows.
+
+    >>> import ndplane as nd
+    >>> nd.nn.AvgPool2d(2)(nd.reshape(nd.arange(16.0), (1, 1, 4, 4)))[0, 0].tolist()
+    [[2.5, 4.5], [10.5, 12.5]]
+    """
 
     def forward(self, x: Array) -> Array:
         return F.avg_pool2d(x, self.kernel_size, self.stride)
 
 
 class ReLU(Module):
-    """``max(x, 0)``."""
+    """``max(x, 0)``.
+
+    >>> import ndplane as nd
+    >>> nd.nn.ReLU()(nd.asarray([-1.0, 2.0])).tolist()
+    [0.0, 2.0]
+    """
 
     def forward(self, x: Array) -> Array:
         return F.relu(x)
 
 
 class GELU(Module):
-    """Gaussian error linear unit."""
+    """Gaussian error linear unit.
+
+    >>> import ndplane as nd
+    >>> nd.nn.GELU()(nd.asarray([0.0, 10.0])).tolist()
+    [0.0, 10.0]
+    """
 
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
@@ -292,21 +487,36 @@ class GELU(Module):
 
 
 class Sigmoid(Module):
-    """Logistic sigmoid."""
+    """Logistic sigmoid.
+
+    >>> import ndplane as nd
+    >>> nd.nn.Sigmoid()(nd.asarray([0.0])).tolist()
+    [0.5]
+    """
 
     def forward(self, x: Array) -> Array:
         return F.sigmoid(x)
 
 
 class Tanh(Module):
-    """Hyperbolic tangent."""
+    """Hyperbolic tangent.
+
+    >>> import ndplane as nd
+    >>> nd.nn.Tanh()(nd.asarray([0.0])).tolist()
+    [0.0]
+    """
 
     def forward(self, x: Array) -> Array:
         return F.tanh(x)
 
 
 class Softmax(Module):
-    """Softmax along ``dim``."""
+    """Softmax along ``dim``.
+
+    >>> import ndplane as nd
+    >>> nd.nn.Softmax(dim=-1)(nd.asarray([[0.0, 0.0], [0.0, 0.0]])).tolist()
+    [[0.5, 0.5], [0.5, 0.5]]
+    """
 
     def __init__(self, dim: int = -1) -> None:
         super().__init__()
@@ -317,7 +527,13 @@ class Softmax(Module):
 
 
 class Dropout(Module):
-    """Zero elements with probability ``p`` in training mode (seeded generator)."""
+    """Zero elements with probability ``p`` in training mode (seeded generator).
+
+    >>> import ndplane as nd
+    >>> drop = nd.nn.Dropout(0.5, generator=nd.random.default_rng(0))
+    >>> sorted(set(drop(nd.ones(100)).tolist())), drop.eval()(nd.ones(2)).tolist()
+    ([0.0, 2.0], [1.0, 1.0])
+    """
 
     def __init__(self, p: float = 0.5, generator: nd.random.Generator | None = None) -> None:
         super().__init__()
@@ -330,7 +546,13 @@ class Dropout(Module):
 
 
 class LayerNorm(Module):
-    """Layer normalisation over the trailing ``normalized_shape`` axes, with affine parameters."""
+    """Layer normalisation over the trailing ``normalized_shape`` axes, with affine parameters.
+
+    >>> import ndplane as nd
+    >>> y = nd.nn.LayerNorm(2)(nd.asarray([[1.0, 3.0]]))
+    >>> [round(v, 4) for v in y[0].tolist()]
+    [-1.0, 1.0]
+    """
 
     def __init__(self, normalized_shape: int | tuple[int, ...], eps: float = 1e-5, elementwise_affine: bool = True,
                  device: Any = None, dtype: Any = None) -> None:  # fmt: skip
@@ -348,7 +570,14 @@ class LayerNorm(Module):
 
 
 class BatchNorm1d(Module):
-    """Batch normalisation of (N, C) or (N, C, L) with running statistics."""
+    """Batch normalisation of (N, C) or (N, C, L) with running statistics.
+
+    >>> import ndplane as nd
+    >>> bn = nd.nn.BatchNorm1d(1)
+    >>> y = bn(nd.asarray([[1.0], [3.0]]))
+    >>> [round(v, 4) for v in y[:, 0].tolist()], bn.running_mean.tolist()
+    ([-1.0, 1.0], [0.2])
+    """
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = True,
                  device: Any = None, dtype: Any = None) -> None:  # fmt: skip
@@ -367,7 +596,13 @@ class BatchNorm1d(Module):
 
 
 class Embedding(Module):
-    """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim``."""
+    """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim``.
+
+    >>> import ndplane as nd
+    >>> emb = nd.nn.Embedding(10, 3)
+    >>> emb(nd.asarray([[1, 2], [1, 9]])).shape, bool(nd.all(emb(nd.asarray(1)) == emb.weight[1]))
+    ((2, 2, 3), True)
+    """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, device: Any = None, dtype: Any = None,
                  generator: nd.random.Generator | None = None) -> None:  # fmt: skip
@@ -380,7 +615,12 @@ class Embedding(Module):
 
 
 class Flatten(Module):
-    """Flatten axes ``start_dim`` to ``end_dim`` into one."""
+    """Flatten axes ``start_dim`` to ``end_dim`` into one.
+
+    >>> import ndplane as nd
+    >>> nd.nn.Flatten()(nd.zeros((2, 3, 4))).shape
+    (2, 12)
+    """
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()

@@ -33,6 +33,21 @@ class Optimizer:
     (momentum, Adam's moments) lives in flat arrays; each parameter's share is a view.
     Where the backend declares a fused kernel for the rule (``"fused:adam"``), each parameter
     is instead updated in place by one kernel call, reading its gradient and state once.
+
+    A rule is a subclass with a ``_delta``: the amount to subtract from the flat parameters.
+
+    >>> import ndplane as nd
+    >>> class SignDescent(nd.optim.Optimizer):
+    ...     def __init__(self, params, lr=0.1):
+    ...         super().__init__(params, {"lr": lr})
+    ...     def _delta(self, g, p, state, t):
+    ...         return self.defaults["lr"] * nd.sign(g)
+    >>> w = nd.asarray([1.0, -2.0], requires_grad=True)
+    >>> opt = SignDescent([w])
+    >>> nd.sum(w * w).backward()
+    >>> opt.step()
+    >>> w.tolist()
+    [0.9, -1.9]
     """
 
     def __init__(self, params: Iterable[Array], defaults: dict[str, Any]) -> None:
@@ -55,10 +70,33 @@ class Optimizer:
         self.state: dict[int, dict[str, Any]] = {id(p): {"step": 0} for p in self.params}
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear the gradients of the parameters (to None, or zeros with ``set_to_none=False``).
+
+        >>> import ndplane as nd
+        >>> w = nd.asarray([1.0, -2.0], requires_grad=True)
+        >>> opt = nd.optim.SGD([w], lr=0.1)
+        >>> nd.sum(w * w).backward()
+        >>> opt.zero_grad(set_to_none=False)
+        >>> w.grad.tolist() == [0.0, 0.0]
+        True
+        >>> opt.zero_grad()
+        >>> w.grad is None
+        True
+        """
         for p in self.params:
             p.grad = None if set_to_none or p.grad is None else p.grad * 0
 
     def step(self) -> None:
+        """Update every parameter that has a gradient, in place, under ``no_grad``.
+
+        >>> import ndplane as nd
+        >>> w = nd.asarray([1.0, -2.0], requires_grad=True)
+        >>> opt = nd.optim.SGD([w], lr=0.1)
+        >>> nd.sum(w * w).backward()  # gradient 2w
+        >>> opt.step()
+        >>> w.tolist()
+        [0.8, -1.6]
+        """
         with nd.no_grad():
             for gi, group in enumerate(self._groups):
                 live = [p for p in group if p.grad is not None]
@@ -156,7 +194,18 @@ def _check(name: str, value: float, low: float = 0.0) -> float:
 
 
 class SGD(Optimizer):
-    """Stochastic gradient descent with momentum, dampening, Nesterov and weight decay (PyTorch's rule)."""
+    """Stochastic gradient descent with momentum, dampening, Nesterov and weight decay (PyTorch's rule).
+
+    >>> import ndplane as nd
+    >>> w = nd.asarray([1.0, -2.0], requires_grad=True)
+    >>> opt = nd.optim.SGD([w], lr=0.1, momentum=0.9)
+    >>> for _ in range(2):
+    ...     opt.zero_grad()
+    ...     nd.sum(w * w).backward()
+    ...     opt.step()
+    >>> [round(v, 6) for v in w.tolist()]  # 1 - 0.2 = 0.8, then 0.8 - 0.1 * (1.6 + 0.9 * 2)
+    [0.46, -0.92]
+    """
 
     def __init__(self, params: Iterable[Array], lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
                  weight_decay: float = 0.0, nesterov: bool = False) -> None:  # fmt: skip
@@ -186,7 +235,16 @@ class SGD(Optimizer):
 
 
 class Adam(Optimizer):
-    """Adam (Kingma & Ba) with bias correction; ``weight_decay`` is L2 added to the gradient."""
+    """Adam (Kingma & Ba) with bias correction; ``weight_decay`` is L2 added to the gradient.
+
+    >>> import ndplane as nd
+    >>> w = nd.asarray([1.0, -2.0], requires_grad=True)
+    >>> opt = nd.optim.Adam([w], lr=0.1)
+    >>> nd.sum(w * w).backward()
+    >>> opt.step()  # the first step moves each weight by lr against its gradient's sign
+    >>> [round(v, 6) for v in w.tolist()]
+    [0.9, -1.9]
+    """
 
     decoupled = False
 
@@ -225,7 +283,16 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay (Loshchilov & Hutter); default ``weight_decay=0.01``."""
+    """Adam with decoupled weight decay (Loshchilov & Hutter); default ``weight_decay=0.01``.
+
+    >>> import ndplane as nd
+    >>> w = nd.asarray([1.0, -2.0], requires_grad=True)
+    >>> opt = nd.optim.AdamW([w], lr=0.1, weight_decay=0.5)
+    >>> nd.sum(w * w).backward()
+    >>> opt.step()  # Adam's step, then lr * weight_decay * w
+    >>> [round(v, 6) for v in w.tolist()]
+    [0.85, -1.8]
+    """
 
     decoupled = True
 

@@ -369,24 +369,23 @@ NDP_OP(hypot, F<T>)
 template <class T> static T f(T a, T b) { return vm::hypot(a, b); }
 NDP_END
 
+// max(a, b) + log1p(exp(-|a - b|)), branch-free so the loop calls one vector exp and
+// one vector log1p per element (with a branch per sign of a - b, GCC computed both sides).
+// A NaN operand makes -|a - b| NaN; a == b (equal infinities too) is max + log(2).
 NDP_OP(logaddexp, F<T>)
 template <class T> static T f(T a, T b) {
-    if (a == b) return a + T(0.693147180559945309417232121458176568);  // handles infinities
-    T d = a - b;
-    if (d > 0) return a + vm::log1p(vm::exp(-d));
-    if (d <= 0) return b + vm::log1p(vm::exp(d));
-    return d;  // NaN
+    const T m = a > b ? a : b, d = a > b ? b - a : a - b;
+    const T r = m + vm::log1p(vm::exp(d));
+    return a == b ? a + T(0.693147180559945309417232121458176568) : r;
 }
 NDP_END
 
 NDP_OP(logaddexp2, F<T>)
 template <class T> static T f(T a, T b) {
     const T inv_ln2 = T(1.442695040888963407359924681001892137);
-    if (a == b) return a + T(1);  // handles infinities
-    T d = a - b;
-    if (d > 0) return a + vm::log1p(vm::exp2(-d)) * inv_ln2;
-    if (d <= 0) return b + vm::log1p(vm::exp2(d)) * inv_ln2;
-    return d;  // NaN
+    const T m = a > b ? a : b, d = a > b ? b - a : a - b;
+    const T r = m + vm::log1p(vm::exp2(d)) * inv_ln2;
+    return a == b ? a + T(1) : r;
 }
 NDP_END
 
