@@ -23,6 +23,7 @@ import numpy as np
 from _harness import interval, load_average, print_table, ratio, side_by_side, try_import_torch
 
 import ndplane as nd
+from ndplane._elementwise import OPS
 
 GOAL = 1.2  # ndplane's time / PyTorch's, issue 21
 
@@ -42,9 +43,7 @@ def _fns(name: str, operands: list[nd.Array], torch) -> dict:
         fns = {"ndplane": lambda: nd.nn.functional.sigmoid(operands[0]),
                "numpy": lambda: 1 / (1 + np.exp(-npy[0]))}  # fmt: skip
     else:
-        f, g = getattr(nd, name), getattr(np, {"atan2": "arctan2", "asin": "arcsin", "acos": "arccos",
-                                                  "atan": "arctan", "asinh": "arcsinh", "acosh": "arccosh",
-                                                  "atanh": "arctanh"}.get(name, name))  # fmt: skip
+        f, g = getattr(nd, name), OPS[name].reference  # the NumPy ufunc of the op
         fns = {"ndplane": lambda: f(*operands), "numpy": lambda: g(*npy)}
     if torch is not None:
         tt = [torch.from_dlpack(a) for a in npy]

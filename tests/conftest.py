@@ -1,11 +1,16 @@
 from __future__ import annotations
 
 import gc
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ndplane as nd
+
+# The scripts under tools/ (the docs build's hooks import them the same way).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 
 
 @pytest.fixture(autouse=True)

@@ -3,27 +3,16 @@ tables, and the charts are drawn from it."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
+import plot_benchmarks  # tools/, on sys.path through conftest.py
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "docs" / "assets" / "benchmarks"
 
 
-def _load_tool():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("plot_benchmarks", ROOT / "tools" / "plot_benchmarks.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("plot_benchmarks", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-plot_benchmarks = _load_tool()
 
 
 def test_committed_json_matches_the_published_tables() -> None:

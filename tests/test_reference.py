@@ -9,27 +9,11 @@ from tables; constants and dtypes keep theirs in ``__test__``), so this runs eac
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
+import api_reference  # tools/, on sys.path through conftest.py
 import pytest
 
 import ndplane as nd
 
-_TOOL = Path(__file__).resolve().parent.parent / "tools" / "api_reference.py"
-
-
-def _load_tool():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("api_reference", _TOOL)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("api_reference", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-api_reference = _load_tool()
 ENTRIES = api_reference.all_entries()
 
 

@@ -26,18 +26,20 @@
 
 #include <cmath>
 
+// Every libm function the ops call, unary (U) and binary (B): the one list of them (the
+// declarations below and the ndp::vm overloads are both made from it).
+#define NDP_VMATH_FUNCTIONS(U, B)                                                        \
+    U(acos) U(acosh) U(asin) U(asinh) U(atan) U(atanh) U(cos) U(cosh) U(exp) U(exp2)      \
+    U(expm1) U(log) U(log10) U(log1p) U(log2) U(sin) U(sinh) U(tan) U(tanh)               \
+    B(atan2) B(hypot) B(pow)
+
 #if defined(NDP_LIBMVEC)
 #define NDP_SIMD __attribute__((simd("notinbranch")))
 extern "C" {
-// One line per libm function the ops use; float and double.
+// float and double of each.
 #define NDP_VMATH_1(fn) NDP_SIMD float fn##f(float); NDP_SIMD double fn(double);
 #define NDP_VMATH_2(fn) NDP_SIMD float fn##f(float, float); NDP_SIMD double fn(double, double);
-NDP_VMATH_1(acos) NDP_VMATH_1(acosh) NDP_VMATH_1(asin) NDP_VMATH_1(asinh)
-NDP_VMATH_1(atan) NDP_VMATH_1(atanh) NDP_VMATH_1(cos) NDP_VMATH_1(cosh)
-NDP_VMATH_1(exp) NDP_VMATH_1(exp2) NDP_VMATH_1(expm1) NDP_VMATH_1(log)
-NDP_VMATH_1(log10) NDP_VMATH_1(log1p) NDP_VMATH_1(log2) NDP_VMATH_1(sin)
-NDP_VMATH_1(sinh) NDP_VMATH_1(tan) NDP_VMATH_1(tanh)
-NDP_VMATH_2(atan2) NDP_VMATH_2(hypot) NDP_VMATH_2(pow)
+NDP_VMATH_FUNCTIONS(NDP_VMATH_1, NDP_VMATH_2)
 #undef NDP_VMATH_1
 #undef NDP_VMATH_2
 }
@@ -56,12 +58,7 @@ namespace ndp::vm {
     inline float fn(float x, float y) { return ::fn##f(x, y); }           \
     inline double fn(double x, double y) { return ::fn(x, y); }           \
     template <class T> inline auto fn(const T& x, const T& y) { return std::fn(x, y); }
-NDP_VMATH_1(acos) NDP_VMATH_1(acosh) NDP_VMATH_1(asin) NDP_VMATH_1(asinh)
-NDP_VMATH_1(atan) NDP_VMATH_1(atanh) NDP_VMATH_1(cos) NDP_VMATH_1(cosh)
-NDP_VMATH_1(exp) NDP_VMATH_1(exp2) NDP_VMATH_1(expm1) NDP_VMATH_1(log)
-NDP_VMATH_1(log10) NDP_VMATH_1(log1p) NDP_VMATH_1(log2) NDP_VMATH_1(sin)
-NDP_VMATH_1(sinh) NDP_VMATH_1(tan) NDP_VMATH_1(tanh)
-NDP_VMATH_2(atan2) NDP_VMATH_2(hypot) NDP_VMATH_2(pow)
+NDP_VMATH_FUNCTIONS(NDP_VMATH_1, NDP_VMATH_2)
 #undef NDP_VMATH_1
 #undef NDP_VMATH_2
 }  // namespace ndp::vm
