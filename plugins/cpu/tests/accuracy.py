@@ -20,6 +20,7 @@ the deep test profile does it); without it, a strided sample of about 2^20 patte
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -180,12 +181,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="FILE", help="write the rows to FILE")
     args = parser.parse_args(argv)
     import ndplane_cpu._native as native
-    from tqdm import tqdm
 
     rows = []
-    chunks = (1 << 32) // (1 << 24) if args.all else 1
-    with tqdm(total=len(UNARY) * (chunks + 2) + 0, desc=f"accuracy ({native.isa()})", unit="chunk",
-              disable=not sys.stderr.isatty()) as bar:  # fmt: skip
+    bar: Any = None
+    if args.all:  # tens of minutes: a progress bar (tqdm comes with ndplane[demo], as in the README)
+        from tqdm import tqdm
+
+        # per function: float32 = the special values + 256 chunks, float64 = specials + 1 sample
+        bar = tqdm(total=len(UNARY) * ((1 + (1 << 32) // (1 << 24)) + 2), unit="chunk",
+                   desc=f"accuracy ({native.isa()})", disable=not sys.stderr.isatty())  # fmt: skip
+    with bar if bar is not None else contextlib.nullcontext():
         for fn in UNARY:
             for dtype in ("float32", "float64"):
                 rows.append(measure_unary(fn, dtype, all_patterns=args.all, progress=bar))

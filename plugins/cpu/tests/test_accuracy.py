@@ -9,6 +9,7 @@ NumPy's own results. The published table in docs/api.md comes from the same scri
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -37,8 +38,26 @@ def _isa_levels() -> list[str]:
     return levels
 
 
+@functools.cache
+def _undefined_symbols() -> str | None:
+    """``nm -D --undefined-only`` of the extension, or None without binutils."""
+    nm = shutil.which("nm")
+    if nm is None:
+        return None
+    return subprocess.run([nm, "-D", "--undefined-only", native.__file__], check=True,
+                          capture_output=True, text=True).stdout  # fmt: skip
+
+
+def _skip_sanitizer_build() -> None:
+    # NOTE: AddressSanitizer's instrumentation keeps these loops scalar, so such a build measures
+    # glibc's scalar functions, not what ships (their float32 tanh is 2.1 ulp: see issue 21's note).
+    if "__asan_init" in (_undefined_symbols() or ""):
+        pytest.skip("an AddressSanitizer build: the instrumented loops are not vectorised")
+
+
 @pytest.mark.parametrize("isa", _isa_levels())
 def test_ulp_error_within_numpy_tolerance(isa: str, tmp_path: Path) -> None:
+    _skip_sanitizer_build()
     out = tmp_path / "accuracy.json"
     cmd = [sys.executable, str(HERE / "accuracy.py"), "--json", str(out), *(["--all"] if DEEP else [])]
     env = {**os.environ, "NDPLANE_CPU_ISA": isa}
@@ -62,11 +81,10 @@ def test_vectorised_with_libmvec_on_glibc() -> None:
     if (major, minor) < (2, 35):
         pytest.skip(f"glibc {major}.{minor} has no libmvec variants of most functions (2.35 added them)")
     assert native.vector_math() == "libmvec", "CMake found no libmvec: the transcendental loops are scalar"
-    nm = shutil.which("nm")
-    if nm is None:
+    symbols = _undefined_symbols()
+    if symbols is None:
         pytest.skip("nm (binutils) is not installed")
-    symbols = subprocess.run([nm, "-D", "--undefined-only", native.__file__], check=True,
-                             capture_output=True, text=True).stdout  # fmt: skip
+    _skip_sanitizer_build()
     names = UNARY + ["exp2"] + [f for f in BINARY if not f.startswith("logaddexp")]
     prefixes = {"b": ("N2", "N4")}  # SSE: 2 doubles, 4 floats (the baseline build)
     if native.isa() != "baseline":
