@@ -142,14 +142,16 @@ def ratio_result(case: str, baseline: str, ratio: float | None,
              "interval": [round(v, 4) for v in interval] if interval else None}]  # fmt: skip
 
 
-def write_json(path: str | None, benchmark: str, title: str, machine: str, results: list[dict[str, Any]]) -> None:
+def write_json(path: str | None, benchmark: str, title: str, machine: str, results: list[dict[str, Any]],
+               extra: dict[str, Any] | None = None) -> None:  # fmt: skip
     """Write this run's ratios (ndplane's time / the baseline's) in the format of
-    tools/plot_benchmarks.py, which draws them; nothing without a path."""
+    tools/plot_benchmarks.py, which draws them, plus the script's own ``extra`` keys (which
+    the plot ignores); nothing without a path."""
     if not path:
         return
     import json
 
-    doc = {"benchmark": benchmark, "title": title, "machine": machine, "results": results}
+    doc = {"benchmark": benchmark, "title": title, "machine": machine, "results": results, **(extra or {})}
     with open(path, "w") as f:
         json.dump(doc, f, indent=1, ensure_ascii=False)
         f.write("\n")

@@ -37,6 +37,10 @@ _DEFAULTS = {
 @functools.cache
 def _native() -> Any:
     # NOTE: imported on first use, so that discovering the plugin loads no C++ code.
+    # scipy_openblas32 loads libscipy_openblas.so (RTLD_GLOBAL) on import; _native then finds it
+    # by soname wherever the package is installed, with no rpath into it (CMakeLists.txt).
+    import scipy_openblas32  # noqa: F401
+
     from . import _native as native
 
     native.init(Ref, tuple(ndplane.ALL_DTYPES), ndplane.OutOfMemoryError, "cpu:0")

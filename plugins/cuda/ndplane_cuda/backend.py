@@ -164,7 +164,7 @@ def ndplane_register_backends() -> list[BackendSpec]:
             version="0.1.0",
             is_available=_available,
             device_count=_device_count,
-            priority=40,  # above webgpu on a real GPU (30) and cpu (20): a usable NVIDIA GPU is the default
+            priority=40,  # above cpu (20) and webgpu (15 on a real GPU): a usable NVIDIA GPU is the default
             description="CUDA kernels (nanobind + nvcc) on NVIDIA GPUs; cuBLAS matmul loaded at run time",
         )
     ]

@@ -263,7 +263,7 @@ def index_code(nbuf: int, contig: bool) -> str:
     lines.append("  var rem = i;")
     lines.append("  for (var d = i32(nd) - 1; d >= 0; d = d - 1) {")
     lines.append("    let s = P[4u + u32(d)];")
-    lines.append("    let c = i32(rem % s);")
+    lines.append("    let c = i32(u_mod(rem, s));")
     lines.append("    rem = rem / s;")
     for r in range(nbuf):
         lines.append(f"    e{r} = e{r} + c * bitcast<i32>(P[b{r} + 1u + u32(d)]);")

@@ -1,7 +1,7 @@
 """Launchers: turn Refs into kernel parameters, pick (or build) the pipeline, record dispatches.
 
-Each function records work on the Runtime without waiting; the backend flushes after
-every op. Pipelines are cached by a key naming everything the WGSL source depends on.
+Each function records work on the Runtime without waiting; the Runtime submits in batches
+(see ``Runtime.flush``). Pipelines are cached by a key naming everything the WGSL source depends on.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from ndplane.backend import Ref
 from . import _codegen as G
 
 _NAMES = "ABC"
+_THREADS = 1 << 16  # threads a reduction aims to run at least (a GPU needs tens of thousands)
+_VEC4_MIN = 1024  # elements from which contiguous 32-bit elementwise work goes four to a thread
 
 
 def _ct(ref: Ref) -> str:
@@ -55,10 +57,8 @@ def _unalias(rt: Any, x: Ref, written: Ref, temps: list[Any]) -> Ref:
 
 
 def _free(rt: Any, temps: list[Any]) -> None:
-    if temps:
-        rt.flush()
-        for t in temps:
-            rt.free(t)
+    for t in temps:
+        rt.free(t)
 
 
 def _grid1(rt: Any, threads: int) -> tuple[int, int, int]:
@@ -74,33 +74,71 @@ def elementwise(rt: Any, expr: str, out: Ref, inputs: list[Any]) -> None:
     """out = expr over inputs ($a, $b, $c: Refs of out's shape, or Python scalars)."""
     sdt = next((x.dtype.name for x in inputs if type(x) is Ref), out.dtype.name)
     temps: list[Any] = []
-    refs, key, scalars, binds = [out], [], [], [(1, out.buffer, True)]
-    decls = [G.decl("OUT", 1, out.dtype.name, True)]
-    funcs = [G.store_fn("OUT", out.dtype.name)]
+    refs, kinds, scalars, binds = [out], [], [], [(1, out.buffer, True)]
     for j, x in enumerate(inputs):
-        name = _NAMES[j]
         if type(x) is Ref:
             x = _unalias(rt, x, out, temps)
-            expr = expr.replace(f"${name.lower()}", f"ld_{name}(e{len(refs)})")
             refs.append(x)
-            decls.append(G.decl(name, 2 + j, None, False))
-            funcs.append(G.load_fn(name, x.dtype.name))
             binds.append((2 + j, x.buffer, False))
-            key.append(x.dtype.name)
+            kinds.append(x.dtype.name)
         else:
-            expr = expr.replace(f"${name.lower()}", f"ld_{name}(0)")
-            funcs.append(G.scalar_fn(name, sdt, 2 + len(scalars)))
             scalars.append(_bits(x, sdt))
-            key.append("scalar:" + sdt)
+            kinds.append(None)
     dims, st = _coalesce(out.shape, [r.strides for r in refs])
     contig = len(dims) <= 1 and all(s == [1] or s == [] for s in st)
     params = [out.size, len(dims)] + (scalars + [0, 0])[:2] + dims
     for r, s in zip(refs, st):
         params += [r.offset] + s
-    src = lambda: G.fill("elementwise", DECLS="\n".join(decls), FUNCS="\n".join(funcs),  # noqa: E731
-                         INDEX=G.index_code(len(refs), contig), EXPR=expr)  # fmt: skip
-    rt.run(("ew", expr, out.dtype.name, tuple(key), contig), src, params, binds, _grid1(rt, out.size))
+    if contig and len(dims) == 1 and out.size >= _VEC4_MIN and all(
+        G.DTYPES[r.dtype.name].bits == 32 and r.offset % 4 == 0 and r.buffer.cap % 16 == 0 for r in refs
+    ):
+        key = ("ew4", expr, out.dtype.name, tuple(kinds), sdt)
+        rt.run(key, lambda: _elementwise4_source(*key[1:]), params, binds, _grid1(rt, -(-out.size // 4)))
+    else:
+        key = ("ew", expr, out.dtype.name, tuple(kinds), sdt, contig)
+        rt.run(key, lambda: _elementwise_source(*key[1:]), params, binds, _grid1(rt, out.size))
     _free(rt, temps)
+
+
+def _elementwise4_source(expr: str, od: str, kinds: tuple[str | None, ...], sdt: str) -> str:
+    """The WGSL of ``elementwise`` for contiguous 32-bit operands, as vec4 words (16-byte
+    loads and stores); the operands' parameter slots are those of elementwise.wgsl with ndim 1."""
+    decls = ["@group(0) @binding(1) var<storage, read_write> OUT: array<vec4<u32>>;"]
+    funcs, loads = [], []
+    nref, nscalar = 1, 0
+    for j, kind in enumerate(kinds):
+        name = _NAMES[j]
+        if kind is not None:
+            decls.append(f"@group(0) @binding({2 + j}) var<storage, read> {name}: array<vec4<u32>>;")
+            loads.append(f"  let w{name} = {name}[P[{5 + 2 * nref}] / 4u + q];")
+            expr = expr.replace(f"${name.lower()}", G.DTYPES[kind].dec.replace("$w", f"w{name}[l]"))
+            nref += 1
+        else:
+            funcs.append(G.scalar_fn(name, sdt, 2 + nscalar))
+            expr = expr.replace(f"${name.lower()}", f"ld_{name}(0)")
+            nscalar += 1
+    return G.fill("elementwise4", DECLS="\n".join(decls), FUNCS="\n".join(funcs), LOADS="\n".join(loads),
+                  EXPR=G.DTYPES[od].enc.replace("$v", expr))  # fmt: skip
+
+
+def _elementwise_source(expr: str, od: str, kinds: tuple[str | None, ...], sdt: str, contig: bool) -> str:
+    """The WGSL of ``elementwise``: operand j is a buffer of dtype kinds[j] or (None) a scalar."""
+    decls = [G.decl("OUT", 1, od, True)]
+    funcs = [G.store_fn("OUT", od)]
+    nref, nscalar = 1, 0
+    for j, kind in enumerate(kinds):
+        name = _NAMES[j]
+        if kind is not None:
+            expr = expr.replace(f"${name.lower()}", f"ld_{name}(e{nref})")
+            decls.append(G.decl(name, 2 + j, None, False))
+            funcs.append(G.load_fn(name, kind))
+            nref += 1
+        else:
+            expr = expr.replace(f"${name.lower()}", f"ld_{name}(0)")
+            funcs.append(G.scalar_fn(name, sdt, 2 + nscalar))
+            nscalar += 1
+    return G.fill("elementwise", DECLS="\n".join(decls), FUNCS="\n".join(funcs),
+                  INDEX=G.index_code(nref, contig), EXPR=expr)  # fmt: skip
 
 
 # ---------------------------------------------------------------------------
@@ -161,8 +199,8 @@ def reduce(rt: Any, op: str, x: Ref, out: Ref) -> None:
     M, K = x.shape
     binds = [(1, out.buffer, True), (2, x.buffer, False)]
     params = [M, K, x.offset, x.strides[0], x.strides[1], out.offset, out.strides[0], 1, K]
-    if _short_rows(M, K):
-        rt.run(key, src, params, binds, _grid1(rt, M), "reduce_rows")  # S, SI unused
+    if _short_rows(M, K) or (abs(x.strides[0]) == 1 and M > 1):
+        _reduce_by_thread(rt, key, src, params, binds, M, K)
         return
     # NOTE: few long rows would leave most of a GPU idle: split each row into G chunks of C
     # elements (a workgroup each), then combine the partials in a second pass.
@@ -178,9 +216,53 @@ def reduce(rt: Any, op: str, x: Ref, out: Ref) -> None:
         rt.run(key, src, params, binds, rt.groups(M * G_))
         rt.run(key, src, params, [binds[0], binds[2], binds[3]], rt.groups(M), "reduce_final")
     finally:
-        rt.flush()
         for s in scratch:
             rt.free(s)
+
+
+def _reduce_by_thread(rt: Any, key: Any, src: Any, params: list[int], binds: list[Any], M: int, K: int) -> None:
+    """A thread per row, each folding its row sequentially: for many short rows, and for rows
+    adjacent in memory (a column sum of a C-ordered matrix), where threads next to each other
+    read words next to each other. Long rows are cut into G chunks so at least ~64K threads
+    run (a GPU needs them), their partials folded by a second pass."""
+    G_ = 1 if K <= 64 or M >= _THREADS else min(-(-_THREADS // M), -(-K // 64))
+    if G_ == 1:
+        rt.run(key, src, params, [*binds, (3, rt.dummy, True), (4, rt.dummy, True)], _grid1(rt, M), "reduce_rows")
+        return
+    C = -(-K // G_)
+    G_ = -(-K // C)
+    scratch = [rt.alloc(M * G_ * 4), rt.alloc(M * G_ * 4)]
+    try:
+        params[7:] = [G_, C]
+        binds = [*binds, (3, scratch[0], True), (4, scratch[1], True)]
+        rt.run(key, src, params, binds, _grid1(rt, M * G_), "reduce_rows")
+        rt.run(key, src, params, [binds[0], binds[2], binds[3]], _grid1(rt, M), "reduce_rows_final")
+    finally:
+        for s in scratch:
+            rt.free(s)
+
+
+_ROWS = {
+    "softmax": ("", "  let o = i32(P[3] + row * K);\n"
+                    "  for (var k = t; k < K; k = k + 256u) {\n"
+                    "    st_OUT(o + i32(k), f_exp(ld_A(base + i32(k)) - m) / s);\n  }"),
+    "log_softmax": ("", "  let o = i32(P[3] + row * K);\n  let l = f_log(s);\n"
+                        "  for (var k = t; k < K; k = k + 256u) {\n"
+                        "    st_OUT(o + i32(k), (ld_A(base + i32(k)) - m) - l);\n  }"),
+    "logsumexp": ("  if (!f_isfinite(m)) { m = 0.0; }",
+                  "  if (t == 0u && live) { st_OUT(i32(P[3] + row), f_log(s) + m); }"),
+}  # fmt: skip
+
+
+def rows(rt: Any, op: str, x: Ref, out: Ref) -> None:
+    """softmax, log_softmax or logsumexp along the last axis of the C-contiguous x (M, K)."""
+    xd, od = x.dtype.name, out.dtype.name
+    shift, result = _ROWS[op]
+    src = lambda: G.fill("rows", DECLS=G.decl("OUT", 1, od, True) + "\n" + G.decl("A", 2, None, False),  # noqa: E731
+                         FUNCS=G.store_fn("OUT", od) + "\n" + G.load_fn("A", xd), SHIFT=shift, RESULT=result)  # fmt: skip
+    M, K = x.shape
+    rt.run(("rows", op, xd, od), src, [M, K, x.offset, out.offset],
+           [(1, out.buffer, True), (2, x.buffer, False)], rt.groups(M))  # fmt: skip
 
 
 def scan(rt: Any, op: str, x: Ref, out: Ref) -> None:
@@ -205,7 +287,14 @@ def scan(rt: Any, op: str, x: Ref, out: Ref) -> None:
 # ---------------------------------------------------------------------------
 
 
+# NOTE: a switch for benchmarks only (False: float32 takes the generic kernel too).
+FAST_F32 = True
+
+
 def matmul(rt: Any, a: Ref, b: Ref, out: Ref) -> None:
+    if FAST_F32 and a.dtype.name == b.dtype.name == out.dtype.name == "float32":
+        _matmul_f32(rt, _mm_tile(rt.adapter.limits, a.shape[1], b.shape[2]), a, b, out)
+        return
     d, od = a.dtype.name, out.dtype.name
     ct = G.DTYPES[d].ct
     acc = "u32" if ct == "bool" else ct
@@ -215,15 +304,96 @@ def matmul(rt: Any, a: Ref, b: Ref, out: Ref) -> None:
     decls = "\n".join([G.decl("OUT", 1, od, True), G.decl("A", 2, None, False), G.decl("B", 3, None, False)])
     funcs = "\n".join([G.store_fn("OUT", od), G.load_fn("A", d), G.load_fn("B", d)])
     src = lambda: G.fill("matmul", DECLS=decls, FUNCS=funcs, **parts)  # noqa: E731
+    _mm_dispatch(rt, ("matmul", d, od), src, (64, 64), a, b, out)
+
+
+def _mm_dispatch(rt: Any, key: Any, src: Any, tile: tuple[int, int], a: Ref, b: Ref, out: Ref,
+                 strides: tuple[tuple[int, ...], ...] | None = None) -> None:  # fmt: skip
     B, M, K = a.shape
     N = b.shape[2]
-    gx, gy = -(-N // 64), -(-M // 64)
+    gx, gy = -(-N // tile[1]), -(-M // tile[0])
     if gx > rt.max_groups or gy > rt.max_groups:
         raise ValueError(f"webgpu matmul: {M}x{N} output exceeds the dispatch limits")
+    sa, sb, so = strides or (a.strides, b.strides, out.strides)
     binds = [(1, out.buffer, True), (2, a.buffer, False), (3, b.buffer, False)]
     for b0 in range(0, B, rt.max_groups):
-        params = [M, N, K, a.offset, *a.strides, b.offset, *b.strides, out.offset, *out.strides, b0]
-        rt.run(("matmul", d, od), src, params, binds, (gx, gy, min(B - b0, rt.max_groups)))
+        params = [M, N, K, a.offset, *sa, b.offset, *sb, out.offset, *so, b0]
+        rt.run(key, src, params, binds, (gx, gy, min(B - b0, rt.max_groups)))
+
+
+def _mm_tile(limits: Any, M: int, N: int) -> tuple[int, int, int]:
+    """(BM, BN, BK) of the float32 kernel, which takes BM * BN / 64 threads and 8 * BK * (BM + BN)
+    bytes of workgroup memory: 128x128 fits WebGPU's guaranteed 256 threads, 64x64 compat mode's 128.
+    A thin output (M or N <= 64) takes 64x64 tiles, which waste less work on it."""
+    threads = limits["max-compute-invocations-per-workgroup"]
+    storage = limits["max-compute-workgroup-storage-size"]
+    big = threads >= 256 and storage >= 8192 and min(M, N) > 64
+    return (128, 128, 8) if big else (64, 64, 8)
+
+
+def _mm_layout(x: Ref, sb: int, so: int, sk: int) -> tuple[bool, bool]:
+    """(along_k, vec4) of an operand: read 4 elements along its unit-stride axis (else along the
+    shorter stride), as one vec4 when that stride is 1 and the others keep it 16-byte aligned."""
+    along_k = sk == 1 or (so != 1 and abs(sk) <= abs(so))
+    unit, other = (sk, so) if along_k else (so, sk)
+    return along_k, unit == 1 and x.offset % 4 == sb % 4 == other % 4 == 0 and _whole_vec4s(x)
+
+
+def _whole_vec4s(x: Ref) -> bool:
+    # NOTE: an array<vec4<f32>> binding ends at the last whole vec4 of the buffer.
+    return x.buffer.cap % 16 == 0
+
+
+def _matmul_f32(rt: Any, tile: tuple[int, int, int], a: Ref, b: Ref, out: Ref) -> None:
+    # NOTE: the stride of a length-1 axis is never used: zeroed, it keeps M = 1 or K = 1 aligned.
+    sa, sb, so = ([0 if n == 1 else s for n, s in zip(r.shape, r.strides)] for r in (a, b, out))
+    a_k, a_vec = _mm_layout(a, sa[0], sa[1], sa[2])
+    b_k, b_vec = _mm_layout(b, sb[0], sb[2], sb[1])
+    o_vec = (so[2] == 1 and out.shape[2] % 4 == 0 and out.offset % 4 == so[0] % 4 == so[1] % 4 == 0
+             and _whole_vec4s(out))  # fmt: skip
+    key = ("matmul_f32", tile, a_k, a_vec, b_k, b_vec, o_vec)
+    _mm_dispatch(rt, key, lambda: _matmul_f32_source(*key[1:]), tile[:2], a, b, out, (sa, sb, so))
+
+
+_LD4 = {True: "return {X}[u32(e) >> 2u];",
+        False: "return vec4<f32>({X}[u32(e)], {X}[u32(e + s)], {X}[u32(e + 2 * s)], "
+               "{X}[u32(e + 3 * s)]);"}  # fmt: skip
+_ST4 = {True: "  OUT[u32(e) >> 2u] = v;",
+        False: "\n".join(["  let s = si(14u);", "  OUT[u32(e)] = v.x;"]
+                         + [f"  if (n + {c}u < P[1]) {{ OUT[u32(e + {c} * s)] = v.{'xyzw'[c]}; }}"
+                            for c in (1, 2, 3)])}  # fmt: skip
+
+
+def _matmul_f32_source(tile: tuple[int, int, int], a_k: bool, a_vec: bool, b_k: bool, b_vec: bool,
+                       o_vec: bool) -> str:  # fmt: skip
+    bm, bn, bk = tile
+    slots = [("A", "m0", 16 * bk // bn), ("B", "n0", 16 * bk // bm)]  # a tile's vec4s / BM * BN / 64
+    fetch = [(f"r{x}{q}", f"fetch_{x}(t + {q}u * WG, {x.lower()}base, {o0}", f"put_{x}(t + {q}u * WG")
+             for x, o0, n in slots for q in range(n)]  # fmt: skip
+    acc = [(r, j) for r in range(8) for j in range(2)]
+    store = [f"  st4(obase, m0 + {'BM / 2u + ' if r >= 4 else ''}4u * ar + {r % 4}u, "
+             f"n0 + {'BN / 2u + ' if j else ''}4u * bc, c{r}{j});" for r, j in acc]  # fmt: skip
+    vec = {True: "vec4<f32>", False: "f32"}
+    return G.template("matmul_f32").substitute(
+        BM=bm, BN=bn, BK=bk, AS=bk * bm // 4, BS=bk * bn // 4, A_ALONG_K=str(a_k).lower(),
+        B_ALONG_K=str(b_k).lower(), A_T=vec[a_vec], B_T=vec[b_vec], OUT_T=vec[o_vec],
+        LD4_A=_LD4[a_vec].format(X="A"), LD4_B=_LD4[b_vec].format(X="B"), ST4=_ST4[o_vec],
+        ZERO="\n".join(f"  var c{r}{j} = vec4<f32>(0.0);" for r, j in acc),
+        FIRST="\n".join(f"  var {r} = {f}, 0u);" for r, f, _ in fetch),
+        PUT="\n".join(f"    {p}, {r});" for r, _, p in fetch),
+        NEXT="\n".join(f"      {r} = {f}, k0 + BK);" for r, f, _ in fetch),
+        FMA="\n".join(_mm_step(kk) for kk in range(bk)), STORE="\n".join(store))  # fmt: skip
+
+
+def _mm_step(kk: int) -> str:
+    """One k of the unrolled inner loop: 2 + 2 vec4 reads from the tiles, 16 vec4 multiply-adds."""
+    lines = [f"      let a0 = As[{kk}u * (BM / 4u) + ar];",
+             f"      let a1 = As[{kk}u * (BM / 4u) + ar + BM / 8u];",
+             f"      let b0 = Bs[{kk}u * (BN / 4u) + bc];",
+             f"      let b1 = Bs[{kk}u * (BN / 4u) + bc + BN / 8u];"]  # fmt: skip
+    lines += [f"      c{r}{j} = c{r}{j} + a{r // 4}.{'xyzw'[r % 4]} * b{j};"
+              for r in range(8) for j in range(2)]  # fmt: skip
+    return "    {\n" + "\n".join(lines) + "\n    }"
 
 
 # ---------------------------------------------------------------------------
@@ -321,7 +491,6 @@ def sort(rt: Any, x: Ref, vout: Ref | None, iout: Ref | None, descending: bool) 
             binds.append((4, iout.buffer, True))
         rt.run(key, src, base, binds, _grid1(rt, M * K), "sort_gather")
     finally:
-        rt.flush()
         rt.free(kv)
 
 

@@ -8,6 +8,7 @@ is probed, never when ndplane imports the plugin.
 from __future__ import annotations
 
 import os
+import struct
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -23,7 +24,11 @@ SOFTWARE_TYPES = ("CPU",)
 SOFTWARE_NAMES = ("llvmpipe", "lavapipe", "swiftshader", "warp")
 
 WG = 256  # threads per workgroup of the 1-D kernels
-_RING = 4 << 20  # bytes of the parameter ring
+_RING = 4 << 20  # bytes of the parameter ring (one batch of dispatches' parameters)
+_PARAM_WINDOW = 256  # bytes of the ring one dispatch sees (larger parameter lists: a power of two)
+_BATCH = 64  # dispatches recorded before a submit
+_LIMBO_CAP = 256 << 20  # bytes freed inside an open batch before it is submitted early
+_GROUP_CACHE = 4096  # bind groups kept (keyed by layout and buffer identity)
 _POOL_CAP = 1 << 30  # bytes kept in the pool for reuse
 _USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
 
@@ -114,12 +119,22 @@ class Runtime:
         self._owned: dict[int, Any] = {}
         self._pipelines: dict[Any, Any] = {}
         self._layouts: dict[Any, Any] = {}
+        # Dispatch parameters: staged here, uploaded once per batch into the ring, each dispatch
+        # reading its window through a dynamic offset, so bind groups can be cached.
         self._ring = self.device.create_buffer(size=_RING, usage=_USAGE, label="ndplane params")
+        self._stage = bytearray(_RING)
         self._ring_pos = 0
+        self._groups: dict[Any, Any] = {}
+        self.batch = max(1, int(os.environ.get("NDPLANE_WEBGPU_BATCH", _BATCH)))
+        self._recorded = 0
+        # Buffers freed while a batch is open: pooled at its submit (see flush()).
+        self._limbo: list[tuple[Any, int]] = []
+        self._limbo_bytes = 0
         # A scratch binding for kernels whose optional buffers go unused in a dispatch.
         self.dummy = Buffer(self.device.create_buffer(size=256, usage=_USAGE, label="ndplane dummy"), 0, 256)
         self._encoder: Any = None
         self._pass: Any = None
+        self._pass_pipe: Any = None  # the pipeline the open pass has set
 
     # -- memory --------------------------------------------------------------
 
@@ -146,6 +161,7 @@ class Runtime:
         try:
             gpu = self.device.create_buffer(size=cap, usage=_USAGE)
         except Exception:  # noqa: BLE001 - wgpu reports OOM as several error types
+            self.flush()
             self.trim()
             try:
                 gpu = self.device.create_buffer(size=cap, usage=_USAGE)
@@ -162,17 +178,30 @@ class Runtime:
             raise RuntimeError(f"{self.name}: buffer {buf!r} freed twice")
         self.live_buffers -= 1
         self.live_bytes -= buf.nbytes
-        # NOTE: pending GPU work may still use the buffer; a pooled buffer is only reused by
-        # work submitted later, which the queue orders after it, so no wait is needed.
-        if self._pooled + buf.cap <= self._pool_bytes:
-            self._pool.setdefault(buf.cap, []).append(buf.gpu)
-            self._pooled += buf.cap
+        # NOTE: a dispatch recorded but not yet submitted may still use the buffer. Reused now,
+        # a queue.write_buffer into it (from_host) would land before that dispatch runs, since
+        # the queue orders writes before the next submit: it waits in limbo until the submit.
+        if self._encoder is None:
+            self._release(buf.gpu, buf.cap)
         else:
-            self._destroy(buf.gpu)
+            self._limbo.append((buf.gpu, buf.cap))
+            self._limbo_bytes += buf.cap
+            if self._limbo_bytes > _LIMBO_CAP:
+                self.flush()
         buf.gpu = None
+
+    def _release(self, gpu: Any, cap: int) -> None:
+        # Submitted work that used the buffer runs before any work submitted later, so a
+        # pooled buffer needs no wait.
+        if self._pooled + cap <= self._pool_bytes:
+            self._pool.setdefault(cap, []).append(gpu)
+            self._pooled += cap
+        else:
+            self._destroy(gpu)
 
     def _destroy(self, gpu: Any) -> None:
         del self._owned[id(gpu)]
+        self._groups.clear()  # NOTE: keyed by id(gpu), which a new buffer may take over
         gpu.destroy()
 
     def trim(self) -> None:
@@ -185,7 +214,8 @@ class Runtime:
 
     def pool_stats(self) -> dict[str, int]:
         return {"pooled_buffers": sum(map(len, self._pool.values())), "pooled_bytes": self._pooled,
-                "pipelines": len(self._pipelines)}  # fmt: skip
+                "pipelines": len(self._pipelines), "bind_groups": len(self._groups),
+                "pending_frees": len(self._limbo)}  # fmt: skip
 
     def write(self, buf: Buffer, data: bytes | np.ndarray) -> None:
         raw = memoryview(np.ascontiguousarray(data)).cast("B")
@@ -237,9 +267,11 @@ class Runtime:
     def _layout(self, spec: tuple[tuple[int, bool], ...]) -> Any:
         layout = self._layouts.get(spec)
         if layout is None:
-            entries = [{"binding": b, "visibility": wgpu.ShaderStage.COMPUTE,
-                        "buffer": {"type": "storage" if w else "read-only-storage"}}
-                       for b, w in ((0, False), *spec)]  # fmt: skip
+            params = {"binding": 0, "visibility": wgpu.ShaderStage.COMPUTE,
+                      "buffer": {"type": "read-only-storage", "has_dynamic_offset": True}}
+            entries = [params] + [{"binding": b, "visibility": wgpu.ShaderStage.COMPUTE,
+                                   "buffer": {"type": "storage" if w else "read-only-storage"}}
+                                  for b, w in spec]  # fmt: skip
             bgl = self.device.create_bind_group_layout(entries=entries)
             layout = self._layouts[spec] = (bgl, self.device.create_pipeline_layout(bind_group_layouts=[bgl]))
         return layout[1]
@@ -263,23 +295,33 @@ class Runtime:
 
     def _dispatch(self, pipe: Any, bgl: Any, params: Sequence[int], buffers: Sequence[tuple[int, Buffer]],
                   grid: tuple[int, int, int]) -> None:  # fmt: skip
-        words = np.asarray(params, dtype=np.int64).astype(np.uint32)
-        size = max(words.nbytes, 4)
-        if self._ring_pos + size > _RING:
-            self.flush()  # NOTE: the ring wraps; writes after a submit never race with it.
-            self._ring_pos = 0
+        n = len(params)
+        window = _PARAM_WINDOW if 4 * n <= _PARAM_WINDOW else 1 << (4 * n - 1).bit_length()
+        if self._ring_pos + window > _RING:
+            self.flush()  # NOTE: the next batch starts the ring over; see flush().
         off = self._ring_pos
-        self._ring_pos = off + -(-size // self.align) * self.align
-        self.queue.write_buffer(self._ring, off, words.tobytes() if words.size else b"\0" * 4)
-        entries = [{"binding": 0, "resource": {"buffer": self._ring, "offset": off, "size": size}}]
-        entries += [{"binding": b, "resource": {"buffer": buf.gpu, "offset": 0, "size": buf.cap}}
-                    for b, buf in buffers]  # fmt: skip
-        group = self.device.create_bind_group(layout=bgl, entries=entries)
+        self._ring_pos = off + -(-4 * max(n, 1) // self.align) * self.align
+        struct.pack_into(f"<{n}I", self._stage, off, *[p & 0xFFFFFFFF for p in params])
+        key = (bgl, window, *[(b, id(buf.gpu)) for b, buf in buffers])
+        group = self._groups.get(key)
+        if group is None:
+            if len(self._groups) >= _GROUP_CACHE:
+                self._groups.clear()
+            entries = [{"binding": 0, "resource": {"buffer": self._ring, "offset": 0, "size": window}}]
+            entries += [{"binding": b, "resource": {"buffer": buf.gpu, "offset": 0, "size": buf.cap}}
+                        for b, buf in buffers]  # fmt: skip
+            group = self._groups[key] = self.device.create_bind_group(layout=bgl, entries=entries)
         if self._pass is None:
             self._pass = self._enc().begin_compute_pass()
-        self._pass.set_pipeline(pipe)
-        self._pass.set_bind_group(0, group)
+            self._pass_pipe = None
+        if pipe is not self._pass_pipe:
+            self._pass.set_pipeline(pipe)
+            self._pass_pipe = pipe
+        self._pass.set_bind_group(0, group, [off])
         self._pass.dispatch_workgroups(*grid)
+        self._recorded += 1
+        if self._recorded >= self.batch:
+            self.flush()
 
     def _enc(self) -> Any:
         if self._encoder is None:
@@ -292,8 +334,22 @@ class Runtime:
             self._pass = None
 
     def flush(self) -> None:
-        """Submit what was recorded; does not wait."""
+        """Submit what was recorded; does not wait.
+
+        The parameters of the whole batch go up in one ``write_buffer``, which the queue orders
+        before the batch's command buffer and after every earlier submit: so each batch starts
+        the ring at offset 0. Buffers freed while the batch was open join the pool only now;
+        from here on, work that reuses them is ordered after every dispatch that used them.
+        """
         self._end_pass()
         if self._encoder is not None:
+            if self._ring_pos:
+                self.queue.write_buffer(self._ring, 0, memoryview(self._stage)[: self._ring_pos])
             self.queue.submit([self._encoder.finish()])
             self._encoder = None
+        self._ring_pos = 0
+        self._recorded = 0
+        for gpu, cap in self._limbo:
+            self._release(gpu, cap)
+        self._limbo.clear()
+        self._limbo_bytes = 0

@@ -34,6 +34,7 @@ from . import _kernels as Kn
 __all__ = ["WebGPUBackend", "ndplane_register_backends"]
 
 _BASE_DTYPES = ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32")
+_FUSED_ROWS = ("softmax", "log_softmax", "logsumexp")
 _BOOL_RESULT = frozenset({"isfinite", "isinf", "isnan", "logical_not", "signbit"})
 
 
@@ -42,7 +43,7 @@ class WebGPUBackend(Backend):
 
     name = "webgpu"
     protocol_version = 1
-    capabilities = frozenset({STRIDED})
+    capabilities = frozenset({STRIDED} | {f"fused:{op}" for op in _FUSED_ROWS})
     #: Ops this backend runs through the host fallback on purpose (no WGSL kernels for them);
     #: the core should neither warn nor refuse them (see the plugin's README).
     host_ops = frozenset(LINALG_OPS | FFT_OPS)
@@ -101,7 +102,6 @@ class WebGPUBackend(Backend):
             src = self.rt.alloc(ref.size * dt.itemsize)
             try:
                 Kn.elementwise(self.rt, "$a", _contig(ref, src), [ref])
-                self.rt.flush()
             except BaseException:
                 self.rt.free(src)
                 raise
@@ -124,12 +124,10 @@ class WebGPUBackend(Backend):
                                src.size * isz)  # fmt: skip
         else:
             Kn.elementwise(self.rt, "$a", dst, [src])
-        self.rt.flush()
 
     def fill(self, dst: Ref, value: Any) -> None:
         if dst.size:
             Kn.elementwise(self.rt, "$a", dst, [value])
-            self.rt.flush()
 
     def synchronize(self) -> None:
         self.rt.synchronize()
@@ -158,7 +156,6 @@ class WebGPUBackend(Backend):
     def _ew(self, expr: str, out: Ref, inputs: list[Any]) -> None:
         if out.size:
             Kn.elementwise(self.rt, expr, out, inputs)
-            self.rt.flush()
 
     # -- reductions, scans, linear algebra -----------------------------------
 
@@ -170,12 +167,10 @@ class WebGPUBackend(Backend):
             self.fill(out, {"sum": 0, "prod": 1, "any": False, "all": True}[op])
             return
         Kn.reduce(self.rt, op, x, out)
-        self.rt.flush()
 
     def scan(self, op: str, x: Ref, out: Ref) -> None:
         if x.size:
             Kn.scan(self.rt, op, x, out)
-            self.rt.flush()
 
     def matmul(self, a: Ref, b: Ref, out: Ref) -> None:
         if out.size == 0:
@@ -184,30 +179,33 @@ class WebGPUBackend(Backend):
             self.fill(out, False if out.dtype.kind == "bool" else 0)
             return
         Kn.matmul(self.rt, a, b, out)
-        self.rt.flush()
+
+    def fused(self, op: str, inputs: tuple[Ref | None, ...], out: Ref, params: dict[str, Any]) -> None:
+        if op not in _FUSED_ROWS:
+            raise NotImplementedError(f"webgpu: no fused {op!r}")
+        x = inputs[0]
+        assert x is not None
+        if out.size:
+            Kn.rows(self.rt, op, x, out)
 
     # -- indexing, sorting, random -------------------------------------------
 
     def take(self, x: Ref, indices: Ref, out: Ref) -> None:
         if out.size:
             Kn.take(self.rt, x, indices, out)
-            self.rt.flush()
 
     def scatter_add(self, out: Ref, indices: Ref, values: Ref) -> None:
         if values.size:
             Kn.scatter_add(self.rt, out, indices, values)
-            self.rt.flush()
 
     def sort(self, x: Ref, values_out: Ref | None, indices_out: Ref | None,
              descending: bool, stable: bool) -> None:  # fmt: skip
         if x.size and (values_out is not None or indices_out is not None):
             Kn.sort(self.rt, x, values_out, indices_out, descending)
-            self.rt.flush()
 
     def random_bits(self, key: int, counter: int, out: Ref) -> None:
         if out.size:
             Kn.random_bits(self.rt, key, counter, out)
-            self.rt.flush()
 
 
 def _expr(table: dict[str, dict[str, str]], op: str, dtype: str, *rename: str) -> str:
@@ -261,9 +259,11 @@ def _count() -> int:
 
 
 def _priority() -> int:
-    # NOTE: a software adapter (lavapipe) must never become the default device.
+    # NOTE: below cpu (20) even on a real GPU: webgpu has no float64, int64 or complex, so
+    # becoming the default would silently change a program's default dtypes (and most small
+    # programs run faster on cpu). A software adapter (lavapipe) ranks below numpy (10) too.
     ok, _, _, software = _probe()
-    return 0 if not ok else 5 if software else 30
+    return 0 if not ok else 5 if software else 15
 
 
 @hookimpl

@@ -89,7 +89,7 @@ def _operands(rng, op, dtype, shape):
 
 
 @pytest.mark.parametrize("view", ["contig", "zero_d", "empty", "transposed", "negative", "broadcast",
-                                  "three_d", "large"])  # fmt: skip
+                                  "three_d", "large", "vec4", "vec4_misaligned"])  # fmt: skip
 @pytest.mark.parametrize("op,dtype", list(_binary_cases()))
 def test_binary(be, host, op, dtype, view):
     if dtype not in _dtypes(be):
@@ -114,7 +114,7 @@ def test_binary_scalar(be, host, op, dtype, side):
     if dtype not in _dtypes(be):
         pytest.skip(f"{dtype} unsupported here")
     rng = np.random.default_rng(hash((op, dtype, side)) % 2**32)
-    a, _ = _operands(rng, op, dtype, (6, 7))
+    a, _ = _operands(rng, op, dtype, (6, 7) if side == "left" else (1031,))  # (1031,): vec4 kernel
     kind = np.dtype(dtype).kind
     s = {"b": True, "i": -3, "u": 3, "f": -2.5}[kind]
     if op in ("pow", "bitwise_right_shift") and side == "right":
@@ -211,3 +211,22 @@ def test_fill(be, host, dtype):
     expect = base.copy()
     expect[1::3, ::-2] = value
     close(be.to_host(whole(ref, base)), expect, dtype)
+
+
+@pytest.mark.parametrize("exponent", [0.5, 2.0, 3.0, -1.0, -2.5, 1.5, 0.1, 7.0, -0.5, 11.0])
+def test_pow_float16_every_base_within_one_ulp(be, host, exponent):
+    """float16 pow is computed in float32 and rounded once more, as NumPy does: every one of the
+    65536 float16 bases against NumPy, at most 1 ulp apart, same specials and signs."""
+    if not any(d.name == "float16" for d in be.dtypes):
+        pytest.skip("adapter without shader-f16")
+    a = np.arange(65536, dtype=np.uint16).view(np.float16)
+    out = host.empty(a.shape, np.float16)
+    be.binary("pow", host.put(a), host.put(np.full_like(a, exponent)), out)
+    got = host.get(out)
+    with np.errstate(all="ignore"):
+        want = np.power(a, np.float16(exponent))
+    same = (got.view(np.uint16) == want.view(np.uint16)) | (np.isnan(got) & np.isnan(want))
+    near = (np.abs(got.view(np.int16).astype(np.int32) - want.view(np.int16).astype(np.int32)) <= 1) & (
+        np.signbit(got) == np.signbit(want)) & np.isfinite(got) & np.isfinite(want)  # fmt: skip
+    bad = ~(same | near)
+    assert not bad.any(), f"pow(x, {exponent}) float16: {np.c_[a[bad], got[bad], want[bad]][:5]}"

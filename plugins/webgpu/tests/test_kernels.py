@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
+from ndplane_webgpu import _kernels as Kn
 from webgpu_helpers import ALL, random_array, whole
 
+import ndplane
+from ndplane.backend import Ref
 from ndplane.backend import reference as R
 
 # 2-D (M, K) views of a base array: the kernels take the last axis of any layout.
@@ -145,6 +150,169 @@ def test_matmul_broadcast_batch(be, host):
     out = host.empty((3, 8, 7), np.float32)
     be.matmul(host.view(abase, a), host.put(b), out)
     close(host.get(out), want, 1e-5)
+
+
+# The float32 kernel (kernels/matmul_f32.wgsl): shapes at and around its tiles, both layouts of
+# each operand, vec4 loads where the layout allows them and scalar loads where it does not.
+F32_TILES = [(128, 128, 8), (64, 64, 8)]
+F32_SHAPES = [(1, 1, 1), (1, 257, 1), (3, 1, 129), (127, 129, 128), (128, 128, 128), (129, 3, 127),
+              (257, 127, 3), (1, 128, 257), (64, 257, 65)]  # (M, K, N)  # fmt: skip
+
+
+@pytest.fixture
+def mm_keys(monkeypatch):
+    """The pipeline keys of the matmuls dispatched while the fixture is active."""
+    keys = []
+    real = Kn._mm_dispatch
+
+    def spy(rt, key, *args):
+        keys.append(key)
+        real(rt, key, *args)
+
+    monkeypatch.setattr(Kn, "_mm_dispatch", spy)
+    return keys
+
+
+def close_f32(got, a, b):
+    """``got`` against ``a @ b`` in float64, within float32 rounding of the sums of |a| |b|."""
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    assert got.dtype == np.float32 and got.shape == want.shape
+    bound = np.matmul(np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64))) * 1e-5 + 1e-30
+    assert np.all(np.abs(got - want) <= bound), np.abs(got - want).max()
+
+
+def _f32(rng, shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("tile", F32_TILES)
+@pytest.mark.parametrize("at,bt", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("shape", F32_SHAPES)
+def test_matmul_f32_tile_edges(be, host, mm_keys, monkeypatch, shape, at, bt, tile):
+    monkeypatch.setattr(Kn, "_mm_tile", lambda limits, M, N: tile)
+    (M, K, N), B = shape, 2
+    rng = np.random.default_rng(hash((shape, at, bt)) % 2**32)
+    abase, bbase = _f32(rng, (B, K, M) if at else (B, M, K)), _f32(rng, (B, N, K) if bt else (B, K, N))
+    a = abase.transpose(0, 2, 1) if at else abase
+    b = bbase.transpose(0, 2, 1) if bt else bbase
+    out = host.empty((B, M, N), np.float32)
+    be.matmul(host.view(abase, a), host.view(bbase, b), out)
+    close_f32(host.get(out), a, b)
+    assert [k[:2] for k in mm_keys] == [("matmul_f32", tile)]
+
+
+def _mT(x):
+    return x.transpose(0, 2, 1)
+
+
+# name: (a base shape, a view, b base shape, b view,
+#        the key's (a along k, a vec4, b along k, b vec4, out vec4))
+F32_LAYOUTS = {
+    "row_major": ((2, 20, 36), lambda x: x, (2, 36, 44), lambda y: y, (True, True, False, True, True)),
+    "transposed": ((2, 36, 20), _mT, (2, 44, 36), _mT, (False, True, True, True, True)),
+    "rows_not_aligned": ((2, 20, 37), lambda x: x[..., :-1], (2, 36, 45), lambda y: y[..., :-1],
+                         (True, False, False, False, True)),
+    "offset_not_aligned": ((2, 721), lambda x: x.reshape(-1)[1:1441].reshape(2, 20, 36),
+                           (2, 36, 45), lambda y: y[..., 1:], (True, False, False, False, True)),
+    "offset_aligned": ((2, 724), lambda x: x.reshape(-1)[4:1444].reshape(2, 20, 36),
+                       (2, 36, 48), lambda y: y[..., 4:], (True, True, False, True, True)),
+    "batch_broadcast": ((1, 20, 36), lambda x: np.broadcast_to(x, (3, 20, 36)),
+                        (1, 36, 44), lambda y: np.broadcast_to(y, (3, 36, 44)), (True, True, False, True, True)),
+    "negative": ((2, 20, 36), lambda x: x[:, ::-1], (2, 36, 44), lambda y: y[..., ::-1],
+                 (True, True, False, False, True)),
+    "stepped": ((2, 20, 72), lambda x: x[..., ::2], (2, 108, 88), lambda y: y[:, ::3, ::2],
+                (True, False, False, False, True)),
+    "odd_n": ((2, 20, 36), lambda x: x, (2, 36, 43), lambda y: y, (True, True, False, False, False)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(F32_LAYOUTS))
+def test_matmul_f32_layouts(be, host, mm_keys, case):
+    ashape, aview, bshape, bview, flags = F32_LAYOUTS[case]
+    rng = np.random.default_rng(7)
+    abase, bbase = _f32(rng, ashape), _f32(rng, bshape)
+    a, b = aview(abase), bview(bbase)
+    out = host.empty(a.shape[:2] + b.shape[2:], np.float32)
+    be.matmul(host.view(abase, a), host.view(bbase, b), out)
+    close_f32(host.get(out), a, b)
+    assert [k[2:] for k in mm_keys] == [flags]
+
+
+def test_matmul_f32_strided_out(be, host, mm_keys):
+    rng = np.random.default_rng(3)
+    a, b = _f32(rng, (2, 9, 16)), _f32(rng, (2, 16, 12))
+    obase = np.zeros((2, 12, 9), np.float32)
+    out = host.view(obase, obase.transpose(0, 2, 1))  # column-major: scalar stores
+    be.matmul(host.put(a), host.put(b), out)
+    got = be.to_host(whole(out, obase)).transpose(0, 2, 1)
+    close_f32(np.ascontiguousarray(got), a, b)
+    assert mm_keys[0][-1] is False
+
+
+def test_matmul_f32_nan_inf_and_edge_padding(be, host, mm_keys):
+    """NaN and inf propagate as in NumPy, and those just past the matrix (read by the edge
+    vec4 loads) never leak in."""
+    rng = np.random.default_rng(5)
+    abase, bbase = _f32(rng, (131, 136)), _f32(rng, (133, 132))
+    abase[:, 129:] = np.nan  # a = abase[:, :129]: each row's last vec4 runs into them
+    bbase[129:] = np.inf
+    bbase[:, 130:] = np.nan
+    a, b = abase[:, :129], bbase[:129, :130]
+    a[5, 7], a[6, 8], a[7, 9] = np.nan, np.inf, -np.inf
+    b[9, 3], b[10, 4], b[8, 100] = np.inf, np.nan, -np.inf
+    out = host.empty((1, 131, 130), np.float32)
+    be.matmul(host.view(abase, a[None]), host.view(bbase, b[None]), out)
+    got = host.get(out)[0]
+    with np.errstate(invalid="ignore"):
+        want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isposinf(got), np.isposinf(want))
+    np.testing.assert_array_equal(np.isneginf(got), np.isneginf(want))
+    assert np.isnan(want).any() and np.isinf(want).any() and np.isfinite(want).any()
+    fin = np.isfinite(want)
+    np.testing.assert_allclose(got[fin], want[fin], rtol=1e-4, atol=1e-4)
+    assert mm_keys[0][2:6] == (True, True, False, True)  # vec4 loads, masked past the edges
+
+
+def test_matmul_f32_tile_per_adapter():
+    core = {"max-compute-invocations-per-workgroup": 256, "max-compute-workgroup-storage-size": 16384}
+    compat = {"max-compute-invocations-per-workgroup": 128, "max-compute-workgroup-storage-size": 16384}
+    assert Kn._mm_tile(core, 65, 1000) == (128, 128, 8)
+    assert Kn._mm_tile(core, 1000, 64) == Kn._mm_tile(core, 1, 1) == (64, 64, 8)  # thin outputs
+    assert Kn._mm_tile(compat, 1000, 1000) == (64, 64, 8)
+
+
+def test_matmul_f32_vec4_only_over_whole_vec4s():
+    """An array<vec4<f32>> binding ends at the buffer's last whole vec4: a capacity that is not a
+    multiple of 16 bytes takes scalar loads."""
+    for cap, vec in ((1000, False), (1008, True)):
+        ref = Ref(SimpleNamespace(cap=cap), ndplane.float32, (1, 4, 4), (0, 4, 1), 0, 16, True)
+        assert Kn._mm_layout(ref, 0, 4, 1) == (True, vec)
+
+
+def test_matmul_other_dtypes_and_switch_keep_the_generic_kernel(be, host, mm_keys, monkeypatch):
+    rng = np.random.default_rng(4)
+    a, b = rng.integers(-9, 9, (1, 5, 7)).astype(np.int32), rng.integers(-9, 9, (1, 7, 3)).astype(np.int32)
+    out = host.empty((1, 5, 3), np.int32)
+    be.matmul(host.put(a), host.put(b), out)
+    np.testing.assert_array_equal(host.get(out), a @ b)
+    monkeypatch.setattr(Kn, "FAST_F32", False)  # what benchmarks use to time the generic kernel
+    af, bf = a.astype(np.float32), b.astype(np.float32)
+    out = host.empty((1, 5, 3), np.float32)
+    be.matmul(host.put(af), host.put(bf), out)
+    close_f32(host.get(out), af, bf)
+    assert [k[0] for k in mm_keys] == ["matmul", "matmul"]
+
+
+def test_matmul_f32_public_api_transposed_operands(be, mm_keys):
+    rng = np.random.default_rng(6)
+    xn = _f32(rng, (130, 68))
+    x = ndplane.asarray(xn, device="webgpu")
+    x3, xn3 = ndplane.permute_dims(ndplane.reshape(x, (2, 65, 68)), (0, 2, 1)), _mT(xn.reshape(2, 65, 68))
+    for got, a, b in ((x.mT @ x, xn.T, xn), (x @ x.mT, xn, xn.T), (x3 @ x[:65], xn3, xn[:65])):
+        close_f32(np.asarray(got.to_device("numpy")), a, b)
+    assert [k[0] for k in mm_keys] == ["matmul_f32"] * 3
+    assert all(k[3] and k[5] for k in mm_keys), mm_keys  # vec4 loads of both operands, no copies
 
 
 @pytest.mark.parametrize("idx_dtype", ["int32", "uint8", "int16"])

@@ -89,6 +89,10 @@ VIEWS = {
     "bcast_col": ((4, 1), lambda a: np.broadcast_to(a, (4, 3))),
     "three_d": ((2, 3, 4), lambda a: a.transpose(2, 0, 1)[:, ::-1]),
     "large": ((70001,), lambda a: a[::-1]),
+    # Contiguous and long enough for the four-per-thread kernel of 32-bit dtypes, a partial
+    # last vector included; then one element off the 16-byte grid (the one-per-thread kernel).
+    "vec4": ((4103,), lambda a: a[4:4103]),
+    "vec4_misaligned": ((4103,), lambda a: a[3:4101]),
 }
 
 

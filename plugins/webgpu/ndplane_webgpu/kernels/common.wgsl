@@ -136,6 +136,12 @@ fn f_exp(x: f32) -> f32 {
   if (f_isnan(x)) { return x; }
   if (x > 88.72283935546875) { return f_inf(); }
   if (x < -103.97208) { return 0.0; }
+  return f_exp_scaled(x, 0);
+}
+
+// exp(x) * 2^s with one rounding at the end, so no intermediate overflows: for finite
+// -104 < x < 89.5 (sinh and cosh take exp(|x|) / 2 this way, finite up to |x| = 89.4159).
+fn f_exp_scaled(x: f32, s: i32) -> f32 {
   let z = floor(x * 1.4426950408889634 + 0.5);
   var r = x - z * 0.693359375;
   r = r - z * -2.12194440e-4;
@@ -146,7 +152,7 @@ fn f_exp(x: f32) -> f32 {
   p = p * r + 1.6666665459e-1;
   p = p * r + 5.0000001201e-1;
   let y = p * (r * r) + r + 1.0;
-  return f_scale(y, i32(z));
+  return f_scale(y, i32(z) + s);
 }
 
 // ln(x) = t + e * ln2 for finite x > 0: (e, t).
@@ -327,12 +333,17 @@ fn f_acos(x: f32) -> f32 {
   return PIO2 - f_asin(x);
 }
 
+// exp(|x|) / 2 for |x| > 88, where exp(-|x|) no longer counts; computed as one scaled exp:
+// a product such as (h / 2) * h of h = exp(|x| / 2) overflows if a driver reassociates it.
+fn f_exp_half_big(ax: f32) -> f32 {
+  if (ax > 89.41598629223294) { return f_inf(); }
+  return f_exp_scaled(ax, -1);
+}
 fn f_sinh(x: f32) -> f32 {
   let ax = f_abs(x);
   var r: f32;
   if (ax > 88.0) {
-    let h = f_exp(0.5 * ax);
-    r = (0.5 * h) * h;
+    r = f_exp_half_big(ax);
   } else {
     let t = f_expm1(ax);
     r = 0.5 * (t + t / (t + 1.0));
@@ -341,10 +352,7 @@ fn f_sinh(x: f32) -> f32 {
 }
 fn f_cosh(x: f32) -> f32 {
   let ax = f_abs(x);
-  if (ax > 88.0) {
-    let h = f_exp(0.5 * ax);
-    return (0.5 * h) * h;
-  }
+  if (ax > 88.0) { return f_exp_half_big(ax); }
   let e = f_exp(ax);
   return 0.5 * (e + 1.0 / e);
 }
@@ -490,20 +498,25 @@ fn f_pow(x: f32, y: f32) -> f32 {
 }
 
 // Integer semantics of NumPy (division by zero gives 0, shifts past the width saturate).
+// NOTE: WGSL `%` on signed integers lowers to SPIR-V OpSRem, undefined for negative operands
+// under Vulkan unless VK_KHR_maintenance8 is on, and NVIDIA's driver uses that freedom. So
+// every remainder in generated WGSL is u_mod, whose u32 signature the WGSL compiler enforces
+// (tests/test_codegen.py checks that no other `%` exists); signed ones go through division.
+fn u_mod(a: u32, b: u32) -> u32 { return a % b; }
 fn i_floor_divide(a: i32, b: i32) -> i32 {
   if (b == 0) { return 0; }
-  var q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) { q = q - 1; }
+  let q = a / b;  // WGSL: INT_MIN / -1 is INT_MIN, as NumPy's floor_divide gives
+  if ((a - q * b != 0) && ((a < 0) != (b < 0))) { return q - 1; }
   return q;
 }
 fn i_remainder(a: i32, b: i32) -> i32 {
   if (b == 0) { return 0; }
-  var r = a % b;
+  var r = a - (a / b) * b;  // wrapping: INT_MIN rem -1 is 0
   if (r != 0 && ((r < 0) != (b < 0))) { r = r + b; }
   return r;
 }
 fn u_floor_divide(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a / b; }
-fn u_remainder(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a % b; }
+fn u_remainder(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return u_mod(a, b); }
 fn i_shl(a: i32, b: i32) -> i32 { if (u32(b) >= 32u) { return 0; } return a << u32(b); }
 fn i_shr(a: i32, b: i32) -> i32 { if (u32(b) >= 32u) { return select(0, -1, a < 0); } return a >> u32(b); }
 fn u_shl(a: u32, b: u32) -> u32 { if (b >= 32u) { return 0u; } return a << b; }

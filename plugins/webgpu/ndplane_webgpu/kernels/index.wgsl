@@ -24,7 +24,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   if (i >= P[0]) { return; }
   let K = P[1];
   let m = i32(i / K);
-  let k = i32(i % K);
+  let k = i32(u_mod(i, K));
   let j = $INDEX;
 $BODY
 }

@@ -1,6 +1,7 @@
 // matmul.wgsl: out[b] = a[b] @ b[b] for a (B, M, K), b (B, K, N), out (B, M, N).
 // A 64x64 output tile per workgroup of 16x16 threads (4x4 outputs each), K walked in
-// steps of 16 through workgroup-memory tiles of a and b.
+// steps of 16 through workgroup-memory tiles of a and b. Every dtype but float32, which
+// takes matmul_f32.wgsl.
 //
 // Bindings:
 //   0  P    params (u32): [M, N, K, a_off, a_sb, a_sm, a_sk, b_off, b_sb, b_sk, b_sn,
@@ -38,12 +39,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     for (var q = 0u; q < 4u; q = q + 1u) {
       let idx = tid + q * 256u;
       let am = m0 + idx / 16u;
-      let ak = k0 + idx % 16u;
+      let ak = k0 + u_mod(idx, 16u);
       var av: $ACC = $ZERO;
       if (am < M && ak < K) { av = $LOAD_A; }
       As[idx] = av;
       let bk = k0 + idx / 64u;
-      let bn = n0 + idx % 64u;
+      let bn = n0 + u_mod(idx, 64u);
       var bv: $ACC = $ZERO;
       if (bk < K && bn < N) { bv = $LOAD_B; }
       Bs[idx] = bv;

@@ -3,7 +3,10 @@
 //                C elements and combining its 256 partials in a workgroup-memory tree. With
 //                G == 1 it writes out[m]; with G > 1 it writes the partial (value bits, index)
 //                of its chunk to S / SI, and reduce_final combines the G partials of each row.
-//   reduce_rows: one thread per row, a sequential fold; for many short rows.
+//   reduce_rows: one thread per row (and chunk of C elements when G > 1), a sequential
+//                fold; for many short rows and for rows adjacent in memory (column sums),
+//                where neighbouring threads then read neighbouring words. With G > 1,
+//                reduce_rows_final folds each row's G partials, one thread per row.
 //
 // Bindings:
 //   0  P    params (u32): [M, K, x_offset, x_stride0, x_stride1, out_offset, out_stride, G, C]
@@ -55,7 +58,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let w = wid.x + wid.y * nwg.x;
   let G = P[7];
   let row = w / G;
-  let k0 = (w % G) * P[8];
+  let k0 = u_mod(w, G) * P[8];
   let k1 = min(P[1], k0 + P[8]);
   let base = i32(P[2]) + i32(row) * bitcast<i32>(P[3]);
   let s1 = bitcast<i32>(P[4]);
@@ -108,15 +111,44 @@ fn reduce_final(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
 
 @compute @workgroup_size(256)
 fn reduce_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let row = gid.x + gid.y * nwg.x * 256u;
-  if (row >= P[0]) { return; }
-  let K = P[1];
+  // Thread (g, row) = (tid / M, tid % M): neighbouring threads take neighbouring rows, so
+  // the loads coalesce where rows are adjacent in memory (a column reduction).
+  let tid = gid.x + gid.y * nwg.x * 256u;
+  let M = P[0];
+  let G = P[7];
+  if (tid >= M * G) { return; }
+  let row = u_mod(tid, M);
+  let g = tid / M;
+  let k0 = g * P[8];
+  let k1 = min(P[1], k0 + P[8]);
   let base = i32(P[2]) + i32(row) * bitcast<i32>(P[3]);
   let s1 = bitcast<i32>(P[4]);
   var acc: $ACC = $IDENTITY;
   var idx: u32 = $IDENTITY_INDEX;
-  for (var k = 0u; k < K; k = k + 1u) {
+  for (var k = k0; k < k1; k = k + 1u) {
     let v: $ACC = $LOAD;
+    $FOLD
+  }
+  if (G > 1u) {
+    S[row * G + g] = to_bits(acc);
+    SI[row * G + g] = idx;
+    return;
+  }
+  let rv = acc;
+  let ri = idx;
+  st_OUT(i32(P[5]) + i32(row) * bitcast<i32>(P[6]), $RESULT);
+}
+
+@compute @workgroup_size(256)
+fn reduce_rows_final(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let row = gid.x + gid.y * nwg.x * 256u;
+  if (row >= P[0]) { return; }
+  let G = P[7];
+  var acc: $ACC = $IDENTITY;
+  var idx: u32 = $IDENTITY_INDEX;
+  for (var g = 0u; g < G; g = g + 1u) {
+    let v = from_bits(S[row * G + g]);
+    let k = SI[row * G + g];
     $FOLD
   }
   let rv = acc;

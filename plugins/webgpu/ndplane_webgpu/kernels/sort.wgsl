@@ -38,7 +38,7 @@ fn sort_keys(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
   let Pn = P[1];
   if (g >= P[0] * Pn) { return; }
   let m = g / Pn;
-  let i = g % Pn;
+  let i = u_mod(g, Pn);
   var key = 0xffffffffu;
   var idx = 0xffffffffu;
   if (i < P[2]) {
@@ -73,9 +73,9 @@ fn sort_local(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     for (; j > 0u; j = j >> 1u) {
       workgroupBarrier();
       for (var q = t; q < L / 2u; q = q + 256u) {
-        let a = 2u * j * (q / j) + q % j;
+        let a = 2u * j * (q / j) + u_mod(q, j);
         let b = a + j;
-        let up = (((base + a) % P[1]) & k) == 0u;
+        let up = (u_mod(base + a, P[1]) & k) == 0u;
         if (after(sk[a], sx[a], sk[b], sx[b]) == up) {
           let tk = sk[a];
           let tx = sx[a];
@@ -100,9 +100,9 @@ fn sort_global(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
   if (q >= P[0] * P[1] / 2u) { return; }
   let k = P[6];
   let j = P[7];
-  let a = 2u * j * (q / j) + q % j;
+  let a = 2u * j * (q / j) + u_mod(q, j);
   let b = a + j;
-  let up = ((a % P[1]) & k) == 0u;
+  let up = (u_mod(a, P[1]) & k) == 0u;
   let ka = KV[2u * a];
   let xa = KV[2u * a + 1u];
   let kb = KV[2u * b];
@@ -121,7 +121,7 @@ fn sort_gather(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
   let K = P[2];
   if (g >= P[0] * K) { return; }
   let m = g / K;
-  let i = g % K;
+  let i = u_mod(g, K);
   let idx = KV[2u * (m * P[1] + i) + 1u];
 $GATHER
 }

@@ -1,0 +1,62 @@
+// rows.wgsl: the fused row ops of ndplane.composite along the last axis of x (M, K), one
+// workgroup of 256 threads per row: a max pass, a sum-of-exp pass, then the result (MODE):
+//   softmax      out[m, k] = exp(x - max) / sum
+//   log_softmax  out[m, k] = (x - max) - log(sum)
+//   logsumexp    out[m]    = log(sum) + max, with max taken as 0 where it is not finite
+// exactly the composite's algorithm, so nan and inf rows come out the same (NaN-propagating
+// max, -inf - -inf = nan). float16 is computed in float32 and rounded once.
+//
+// Bindings:
+//   0  P    params (u32): [M, K, x_offset, out_offset]
+//   1  OUT  (M, K) or (M,), C-contiguous
+//   2  A    x (M, K), C-contiguous
+// Grid: one workgroup per row (ids beyond 65535 spill into y).
+$COMMON
+
+@group(0) @binding(0) var<storage, read> P: array<u32>;
+$DECLS
+
+$FUNCS
+
+var<workgroup> sv: array<f32, 256>;
+
+fn tree_max(t: u32, v: f32) -> f32 {
+  sv[t] = v;
+  for (var s = 128u; s > 0u; s = s >> 1u) {
+    workgroupBarrier();
+    if (t < s) { sv[t] = f_maximum(sv[t], sv[t + s]); }
+  }
+  workgroupBarrier();
+  let r = sv[0];
+  workgroupBarrier();
+  return r;
+}
+
+fn tree_sum(t: u32, v: f32) -> f32 {
+  sv[t] = v;
+  for (var s = 128u; s > 0u; s = s >> 1u) {
+    workgroupBarrier();
+    if (t < s) { sv[t] = sv[t] + sv[t + s]; }
+  }
+  workgroupBarrier();
+  let r = sv[0];
+  workgroupBarrier();
+  return r;
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) t: u32) {
+  let row = wid.x + wid.y * nwg.x;
+  let live = row < P[0];  // NOTE: no early return: the barriers below need every thread
+  let K = select(0u, P[1], live);
+  let base = i32(P[2] + row * K);
+  var m = f_neg(f_inf());
+  for (var k = t; k < K; k = k + 256u) { m = f_maximum(m, ld_A(base + i32(k))); }
+  m = tree_max(t, m);
+$SHIFT
+  var s = 0.0;
+  for (var k = t; k < K; k = k + 256u) { s = s + f_exp(ld_A(base + i32(k)) - m); }
+  s = tree_sum(t, s);
+$RESULT
+}
