@@ -58,6 +58,32 @@ void gemm_call(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, cons
 
 constexpr int64_t BLAS_MAX = 0x7fffffff;
 
+// a @ a.T (or a.T @ a) of one real operand: BLAS's syrk computes the upper triangle at half
+// the flops of gemm (NumPy takes the same road for its x @ x.T), then the lower triangle is
+// mirrored from it, so the result is exactly symmetric.
+template <class T>
+void syrk_call(CBLAS_TRANSPOSE ta, int N, int K, const T* A, int lda, T* C) {
+    if constexpr (std::is_same_v<T, float>)
+        scipy_cblas_ssyrk(CblasRowMajor, CblasUpper, ta, N, K, 1.0f, A, lda, 0.0f, C, N);
+    else
+        scipy_cblas_dsyrk(CblasRowMajor, CblasUpper, ta, N, K, 1.0, A, lda, 0.0, C, N);
+    constexpr int64_t TB = 64;  // tiles of the upper triangle, copied transposed
+    const int64_t tiles = (N + TB - 1) / TB;
+    parallel_range(tiles, 1, [&](int64_t t0, int64_t t1) {
+        for (int64_t bi = t0; bi < t1; ++bi)
+            for (int64_t bj = bi; bj < tiles; ++bj)
+                for (int64_t i = bi * TB; i < std::min<int64_t>(N, (bi + 1) * TB); ++i)
+                    for (int64_t j = std::max(i + 1, bj * TB); j < std::min<int64_t>(N, (bj + 1) * TB); ++j)
+                        C[j * N + i] = C[i * N + j];
+    });
+}
+
+// Whether b is a's transpose in the same memory (x @ x.T, x.T @ x), with N = M.
+bool is_self_transpose(const Mat& a, const Mat& b) {
+    return a.data == b.data && a.bs == b.bs && a.rows == b.cols && a.cols == b.rows && a.rs == b.cs &&
+           a.cs == b.rs && a.rows > 1;
+}
+
 template <class T> void blas_matmul(Mat a, Mat b, T* out, int64_t B, std::unique_ptr<char[]>* hold) {
     const int64_t M = a.rows, K = a.cols, N = b.cols;
     CBLAS_TRANSPOSE ta, tb;
@@ -76,6 +102,14 @@ template <class T> void blas_matmul(Mat a, Mat b, T* out, int64_t B, std::unique
     if (!blas_layout(a, ta, lda) || lda > BLAS_MAX) {
         compact(a, hold[0]);
         blas_layout(a, ta, lda);
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+        if (is_self_transpose(a, b) && blas_layout(a, ta, lda) && lda <= BLAS_MAX) {
+            for (int64_t i = 0; i < B; ++i)
+                syrk_call<T>(ta, int(M), int(K), reinterpret_cast<const T*>(a.data) + i * a.bs, int(lda),
+                             out + i * M * M);
+            return;
+        }
     }
     if (!blas_layout(b, tb, ldb) || ldb > BLAS_MAX) {
         compact(b, hold[1]);

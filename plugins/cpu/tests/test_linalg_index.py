@@ -49,6 +49,25 @@ def test_matmul_large_blas(h):
     np.testing.assert_allclose(h.get(out), a @ b, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.parametrize("dtype", [ndplane.float32, ndplane.float64], ids=lambda d: d.name)
+def test_matmul_of_a_matrix_and_its_transpose_is_symmetric(dtype):
+    """x @ x.T and x.T @ x (one buffer, transposed strides) take BLAS's syrk and mirror the
+    triangle: exactly symmetric, as NumPy's; batched, strided rows and a 1-row x included."""
+    rng = np.random.default_rng(5)
+    tol = 1e-4 if dtype is ndplane.float32 else 1e-12
+    for shape in [(5, 3), (3, 5), (200, 70), (130, 130), (1, 8), (2, 40, 20)]:
+        x = rng.standard_normal(shape).astype(dtype.dtype)
+        a = ndplane.asarray(x, device="cpu")
+        xt, at = np.swapaxes(x, -1, -2), ndplane.matrix_transpose(a)
+        cases = [(a @ at, x @ xt), (at @ a, xt @ x)]
+        if x.ndim == 2 and shape[0] > 2:
+            cases.append((a[::2] @ a[::2].T, x[::2] @ x[::2].T))
+        for got, want in cases:
+            g = np.asarray(got)
+            np.testing.assert_allclose(g, want, rtol=tol, atol=tol, err_msg=str(shape))
+            np.testing.assert_array_equal(g, np.swapaxes(g, -1, -2))
+
+
 def test_matmul_shape_errors(h):
     a, b = h.put(np.ones((1, 2, 3), np.float32)), h.put(np.ones((1, 4, 2), np.float32))
     with pytest.raises(ValueError, match="matmul"):

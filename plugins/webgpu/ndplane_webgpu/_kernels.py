@@ -437,28 +437,46 @@ def scatter_add(rt: Any, out: Ref, indices: Ref, values: Ref) -> None:
 # sort
 # ---------------------------------------------------------------------------
 
+# NOTE: rows from this length take the radix sort (a tunable for tests and benchmarks): on
+# lavapipe radix was already ahead of bitonic at 2048 keys a row, see _sort_radix's notes.
+RADIX_MIN_K = 4096
+_RADIX_ITEMS = 8  # keys per thread of a radix tile: TILE = 2048, 14.6 KB of workgroup memory
 
-def _sort_source(xd: str, vd: str | None, id_: str | None) -> str:
-    xct = G.DTYPES[xd].ct
+
+def _sort_io(xd: str, vd: str | None, id_: str | None, px: int, pv: int, pi: int) -> tuple[str, str, str, str]:
+    """(declarations, functions, gather code, key load) of the sort templates, whose params hold
+    x's (offset, s0, s1) at P[px..], the values' at P[pv..] and the indices' at P[pi..]."""
     decls = [G.decl("X", 2, None, False)]
     funcs = [G.load_fn("X", xd)]
     gather = []
     if vd is not None:
         decls.append(G.decl("V", 3, vd, True))
         funcs.append(G.store_fn("V", vd))
-        gather.append("  st_V(si(8u) + i32(m) * si(9u) + i32(i) * si(10u), "
-                      "ld_X(si(3u) + i32(m) * si(4u) + i32(idx) * si(5u)));")  # fmt: skip
+        gather.append(f"  st_V(si({pv}u) + i32(m) * si({pv + 1}u) + i32(i) * si({pv + 2}u), "
+                      f"ld_X(si({px}u) + i32(m) * si({px + 1}u) + i32(idx) * si({px + 2}u)));")  # fmt: skip
     if id_ is not None:
         decls.append(G.decl("I", 4, id_, True))
         funcs.append(G.store_fn("I", id_))
-        gather.append(f"  st_I(si(11u) + i32(m) * si(12u) + i32(i) * si(13u), "
+        gather.append(f"  st_I(si({pi}u) + i32(m) * si({pi + 1}u) + i32(i) * si({pi + 2}u), "
                       f"{G.conv('u32', G.DTYPES[id_].ct, 'idx')});")  # fmt: skip
-    key = G.SORT_KEY[xct].replace("$x", "ld_X(si(3u) + i32(m) * si(4u) + i32(i) * si(5u))")
-    return G.fill("sort", DECLS="\n".join(decls), FUNCS="\n".join(funcs), KEY=key,
-                  GATHER="\n".join(gather))  # fmt: skip
+    load = f"ld_X(si({px}u) + i32(m) * si({px + 1}u) + i32(i) * si({px + 2}u))"
+    return "\n".join(decls), "\n".join(funcs), "\n".join(gather), load
+
+
+def _sort_source(xd: str, vd: str | None, id_: str | None) -> str:
+    decls, funcs, gather, load = _sort_io(xd, vd, id_, 3, 8, 11)
+    key = G.SORT_KEY[G.DTYPES[xd].ct].replace("$x", load)
+    return G.fill("sort", DECLS=decls, FUNCS=funcs, KEY=key, GATHER=gather)
 
 
 def sort(rt: Any, x: Ref, vout: Ref | None, iout: Ref | None, descending: bool) -> None:
+    if x.shape[1] >= RADIX_MIN_K:
+        _sort_radix(rt, x, vout, iout, descending)
+    else:
+        _sort_bitonic(rt, x, vout, iout, descending)
+
+
+def _sort_bitonic(rt: Any, x: Ref, vout: Ref | None, iout: Ref | None, descending: bool) -> None:
     xd = x.dtype.name
     vd = vout.dtype.name if vout is not None else None
     id_ = iout.dtype.name if iout is not None else None
@@ -469,9 +487,7 @@ def sort(rt: Any, x: Ref, vout: Ref | None, iout: Ref | None, descending: bool) 
     L = min(P, 2048)
     kv = rt.alloc(M * P * 8)
     try:
-        v = vout or Ref(None, x.dtype, x.shape, (0, 0), 0, 0, False)
-        i = iout or Ref(None, x.dtype, x.shape, (0, 0), 0, 0, False)
-        base = [M, P, K, x.offset, *x.strides, 0, 0, v.offset, *v.strides, i.offset, *i.strides,
+        base = [M, P, K, x.offset, *x.strides, 0, 0, *_out_params(vout), *_out_params(iout),
                 L, int(descending), 0]  # fmt: skip
         scratch = [(1, kv, True)]
         rt.run(key, src, base, [*scratch, (2, x.buffer, False)], _grid1(rt, M * P), "sort_keys")
@@ -484,14 +500,83 @@ def sort(rt: Any, x: Ref, vout: Ref | None, iout: Ref | None, descending: bool) 
                 j //= 2
             rt.run(key, src, base[:6] + [k, 0] + base[8:16] + [1], scratch, rt.groups(M * P // L), "sort_local")
             k *= 2
-        binds = [*scratch, (2, x.buffer, False)]
-        if vout is not None:
-            binds.append((3, vout.buffer, True))
-        if iout is not None:
-            binds.append((4, iout.buffer, True))
-        rt.run(key, src, base, binds, _grid1(rt, M * K), "sort_gather")
+        rt.run(key, src, base, [*scratch, *_out_binds(x, vout, iout)], _grid1(rt, M * K), "sort_gather")
     finally:
         rt.free(kv)
+
+
+def _out_params(r: Ref | None) -> list[int]:
+    return [0, 0, 0] if r is None else [r.offset, *r.strides]
+
+
+def _out_binds(x: Ref, vout: Ref | None, iout: Ref | None) -> list[tuple[int, Any, bool]]:
+    binds = [(2, x.buffer, False)]
+    if vout is not None:
+        binds.append((3, vout.buffer, True))
+    if iout is not None:
+        binds.append((4, iout.buffer, True))
+    return binds
+
+
+# Radix keys by dtype: (expression of $x, bits). Narrow dtypes take narrow keys, so fewer passes.
+_RADIX_KEY = {"bool": ("select(0u, 1u, $x)", 8), "int8": ("((bitcast<u32>($x) ^ 0x80u) & 0xffu)", 8),
+              "uint8": ("$x", 8), "int16": ("((bitcast<u32>($x) ^ 0x8000u) & 0xffffu)", 16),
+              "uint16": ("$x", 16), "float16": ("h_sortkey($x)", 16),
+              "int32": ("(bitcast<u32>($x) ^ 0x80000000u)", 32), "uint32": ("$x", 32),
+              "float32": ("f_sortkey($x)", 32)}  # fmt: skip
+
+
+def _radix_source(xd: str, vd: str | None, id_: str | None, items: int) -> str:
+    decls, funcs, gather, load = _sort_io(xd, vd, id_, 4, 7, 10)
+    tile = 256 * items
+    return G.fill("radix_sort", DECLS=decls, FUNCS=funcs, GATHER=gather, KEY=_RADIX_KEY[xd][0].replace("$x", load),
+                  ITEMS=str(items), TILE=str(tile), SLOTS=str(tile + tile // 32))  # fmt: skip
+
+
+def _scan_levels(n: int) -> list[tuple[int, int]]:
+    """(length, offset) of each level of the blocked scan of n counts, laid end to end."""
+    levels, off = [(n, 0)], n
+    while n > 1024:
+        n = -(-n // 1024)
+        levels.append((n, off))
+        off += n
+    return levels
+
+
+def _sort_radix(rt: Any, x: Ref, vout: Ref | None, iout: Ref | None, descending: bool) -> None:
+    """A stable LSD radix sort of each row, 8 bits a pass (see radix_sort.wgsl)."""
+    xd = x.dtype.name
+    vd = vout.dtype.name if vout is not None else None
+    id_ = iout.dtype.name if iout is not None else None
+    items = _RADIX_ITEMS
+    key = ("radix_sort", xd, vd, id_, items)
+    src = lambda: _radix_source(xd, vd, id_, items)  # noqa: E731
+    M, K = x.shape
+    T = -(-K // (256 * items))
+    bits = _RADIX_KEY[xd][1]
+    levels = _scan_levels(M * 256 * T)
+    offs = ([o for _, o in levels] + [0, 0, 0])[:4]
+    base = [M, K, T, 0, x.offset, *x.strides, *_out_params(vout), *_out_params(iout),
+            (1 << bits) - 1 if descending else 0, 0, 0, 0, 0, len(levels), *offs]  # fmt: skip
+    n = M * K
+    bufs = [rt.alloc(n * 4) for _ in range(4)]
+    cnt = rt.alloc(4 * (levels[-1][0] + levels[-1][1]))
+    try:
+        ka, ia, kb, ib = bufs
+        rt.run(key, src, base, [(2, x.buffer, False), (7, ka, True), (8, ia, True)], _grid1(rt, n), "radix_keys")
+        for shift in range(0, bits, 8):
+            p = base[:3] + [shift] + base[4:]
+            rt.run(key, src, p, [(1, cnt, True), (5, ka, False)], rt.groups(M * T), "radix_hist")
+            for (ln, off), nxt in zip(levels, levels[1:] + [(0, 0)]):
+                sp = p[:14] + [ln, off, nxt[1], int(nxt[0] > 0)] + p[18:]
+                rt.run(key, src, sp, [(1, cnt, True)], rt.groups(-(-ln // 1024)), "radix_scan")
+            binds = [(1, cnt, True), (5, ka, False), (6, ia, False), (7, kb, True), (8, ib, True)]
+            rt.run(key, src, p, binds, rt.groups(M * T), "radix_scatter")
+            ka, ia, kb, ib = kb, ib, ka, ia
+        rt.run(key, src, base, [(6, ia, False), *_out_binds(x, vout, iout)], _grid1(rt, n), "radix_gather")
+    finally:
+        for b in [*bufs, cnt]:
+            rt.free(b)
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,223 @@
+// radix_sort.wgsl: stable LSD radix sort of each row of x (M, K), 8-bit digits, for long rows.
+// Keys are order-preserving u32 images of the values, only as wide as the dtype needs ($KEY:
+// 8 bits for bool and 8-bit integers, 16 for 16-bit dtypes, else 32; NaN largest, -0.0 == 0.0)
+// and XORed with P[13] (all ones of that width) for descending. A stable sort of the complement
+// keeps equal keys in input order, as the reference's reversed stable argsort does.
+// Each row is cut into T = ceil(K / TILE) tiles of TILE = 256 * $ITEMS keys. A pass over digit
+// (key >> P[3]) & 255 is three steps:
+//   radix_hist:    a workgroup per tile counts its digits in workgroup atomics, into
+//                  C[(m * 256 + d) * T + t] (row-major over [row][digit][tile])
+//   radix_scan:    exclusive scan of C in blocks of 1024 (level l at C[P[15]..], block totals to
+//                  level l + 1 at C[P[16]..] when P[17] == 1); the levels are not added back:
+//                  an element's global offset is the sum over levels l of C[off_l + (i >> 10l)].
+//                  Every row holds K keys, so the scan of C is each (row, digit, tile)'s first
+//                  output slot in the flattened (M * K) arrays.
+//   radix_scatter: a workgroup per tile sorts (digit, position) pairs of its tile by the digit
+//                  with four stable 2-bit splits in workgroup memory (each a scan of per-thread
+//                  bucket counts), then writes key and index of sorted slot p to
+//                  offset[digit] + p - (first slot of that digit in the sorted tile)
+// radix_keys makes the keys (KO) and row positions (IO); radix_gather writes the outputs.
+// Every entry runs 256 threads per workgroup; ids beyond 65535 groups spill into y.
+// Bindings (each entry uses a subset):
+//   0  P    params (u32): [M, K, T, shift, x_off, x_s0, x_s1, v_off, v_s0, v_s1, i_off, i_s0,
+//                          i_s1, key_xor, scan_n, scan_off, scan_off_next, scan_has_next,
+//                          levels, off_0, off_1, off_2, off_3]
+//   1  C    digit counts and their scan levels (u32 scratch)
+//   2  X    x (M, K): STRIDED (keys, gather)
+//   3  V    sorted values (M, K): STRIDED (gather only, when requested)
+//   4  I    permutation (M, K): STRIDED integer (gather only, when requested)
+//   5  KI   keys in (M * K), 6  II  row positions in (M * K)
+//   7  KO   keys out (M * K), 8  IO  row positions out (M * K)
+$COMMON
+
+@group(0) @binding(0) var<storage, read> P: array<u32>;
+@group(0) @binding(1) var<storage, read_write> C: array<u32>;
+@group(0) @binding(5) var<storage, read> KI: array<u32>;
+@group(0) @binding(6) var<storage, read> II: array<u32>;
+@group(0) @binding(7) var<storage, read_write> KO: array<u32>;
+@group(0) @binding(8) var<storage, read_write> IO: array<u32>;
+$DECLS
+
+$FUNCS
+
+const ITEMS = ${ITEMS}u;
+const TILE = ${TILE}u;
+
+fn si(k: u32) -> i32 { return bitcast<i32>(P[k]); }
+
+fn tid(gid: vec3<u32>, nwg: vec3<u32>) -> u32 { return gid.x + gid.y * nwg.x * 256u; }
+
+// The order-preserving 16-bit key of a float16 value (given as the f32 it converts to exactly).
+fn h_sortkey(x: f32) -> u32 {
+  if (f_isnan(x)) { return 0xffffu; }
+  var b = f32_to_f16(x);
+  if ((b & 0x7fffu) == 0u) { b = 0u; }
+  if ((b & 0x8000u) != 0u) { return ~b & 0xffffu; }
+  return b | 0x8000u;
+}
+
+@compute @workgroup_size(256)
+fn radix_keys(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = tid(gid, nwg);
+  let K = P[1];
+  if (g >= P[0] * K) { return; }
+  let m = g / K;
+  let i = u_mod(g, K);
+  KO[g] = ($KEY) ^ P[13];
+  IO[g] = i;
+}
+
+// The tile a workgroup owns: (row, tile in row, first flat element, keys in it, valid).
+struct Tile { m: u32, t: u32, base: u32, n: u32, valid: bool }
+
+fn tile_of(wid: vec3<u32>, nwg: vec3<u32>) -> Tile {
+  let T = P[2];
+  let id = wid.x + wid.y * nwg.x;
+  let m = id / T;
+  let t = u_mod(id, T);
+  let valid = m < P[0];
+  let first = t * TILE;
+  var n = 0u;
+  if (valid) { n = min(TILE, P[1] - first); }
+  return Tile(m, t, m * P[1] + first, n, valid);
+}
+
+fn digit(key: u32) -> u32 { return (key >> P[3]) & 0xffu; }
+
+var<workgroup> hist: array<atomic<u32>, 256>;
+
+@compute @workgroup_size(256)
+fn radix_hist(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) t: u32) {
+  let tl = tile_of(wid, nwg);
+  atomicStore(&hist[t], 0u);
+  workgroupBarrier();
+  for (var q = t; q < tl.n; q = q + 256u) {
+    atomicAdd(&hist[digit(KI[tl.base + q])], 1u);
+  }
+  workgroupBarrier();
+  if (tl.valid) { C[(tl.m * 256u + t) * P[2] + tl.t] = atomicLoad(&hist[t]); }
+}
+
+var<workgroup> sa: array<vec2<u32>, 256>;
+var<workgroup> sb: array<vec2<u32>, 256>;
+
+// Inclusive scan of v over the workgroup (Hillis-Steele, ping-pong: one barrier a step);
+// the workgroup total is left in sa[255]. Call in uniform control flow.
+fn wg_scan(t: u32, v: vec2<u32>) -> vec2<u32> {
+  var x = v;
+  sa[t] = x;
+  for (var s = 1u; s < 256u; s = s << 2u) {
+    workgroupBarrier();
+    if (t >= s) { x = x + sa[t - s]; }
+    sb[t] = x;
+    workgroupBarrier();
+    if (t >= 2u * s) { x = x + sb[t - 2u * s]; }
+    sa[t] = x;
+  }
+  workgroupBarrier();
+  return x;
+}
+
+@compute @workgroup_size(256)
+fn radix_scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) t: u32) {
+  let b = wid.x + wid.y * nwg.x;
+  let n = P[14];
+  let first = b * 1024u + 4u * t;
+  var v = vec4<u32>(0u);
+  for (var j = 0u; j < 4u; j = j + 1u) {
+    if (first + j < n) { v[j] = C[P[15] + first + j]; }
+  }
+  let sum = v.x + v.y + v.z + v.w;
+  let incl = wg_scan(t, vec2<u32>(sum, 0u)).x;
+  var run = incl - sum;
+  for (var j = 0u; j < 4u; j = j + 1u) {
+    if (first + j < n) { C[P[15] + first + j] = run; }
+    run = run + v[j];
+  }
+  if (t == 255u && P[17] == 1u && b * 1024u < n) { C[P[16] + b] = incl; }
+}
+
+// Workgroup slot of tile position q, padded so a thread's ITEMS consecutive slots spread over banks.
+fn slot(q: u32) -> u32 { return q + (q >> 5u); }
+
+var<workgroup> spk: array<u32, ${SLOTS}>;
+var<workgroup> sstart: array<u32, 256>;
+var<workgroup> soff: array<u32, 256>;
+
+// The first output slot of (row, digit, tile): the sum of its scan levels.
+fn global_offset(i: u32) -> u32 {
+  var o = 0u;
+  for (var l = 0u; l < P[18]; l = l + 1u) { o = o + C[P[19u + l] + (i >> (10u * l))]; }
+  return o;
+}
+
+// 2-bit bucket counts packed 16 bits each: (b0 | b1 << 16, b2 | b3 << 16).
+fn bucket_one(v: u32) -> vec2<u32> {
+  let one = 1u << (16u * (v & 1u));
+  return vec2<u32>(select(0u, one, v < 2u), select(0u, one, v >= 2u));
+}
+
+fn bucket_get(c: vec2<u32>, v: u32) -> u32 { return (select(c.x, c.y, v >= 2u) >> (16u * (v & 1u))) & 0xffffu; }
+
+@compute @workgroup_size(256)
+fn radix_scatter(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                 @builtin(local_invocation_index) t: u32) {
+  let tl = tile_of(wid, nwg);
+  if (tl.valid) { soff[t] = global_offset((tl.m * 256u + t) * P[2] + tl.t); }
+  // (digit << 16 | tile position); positions past the tile's end take digit 255 and so stay
+  // behind every real key (a stable sort keeps them in position order).
+  for (var q = t; q < TILE; q = q + 256u) {
+    var d = 0xffu;
+    if (q < tl.n) { d = digit(KI[tl.base + q]); }
+    spk[slot(q)] = (d << 16u) | q;
+  }
+  workgroupBarrier();
+  var pk: array<u32, ITEMS>;
+  for (var j = 0u; j < ITEMS; j = j + 1u) { pk[j] = spk[slot(t * ITEMS + j)]; }
+  for (var bit = 16u; bit < 24u; bit = bit + 2u) {
+    var c = vec2<u32>(0u);
+    for (var j = 0u; j < ITEMS; j = j + 1u) { c = c + bucket_one((pk[j] >> bit) & 3u); }
+    let ex = wg_scan(t, c) - c;
+    let tot = sa[255];
+    let c0 = tot.x & 0xffffu;
+    let c1 = tot.x >> 16u;
+    let start = vec4<u32>(0u, c0, c0 + c1, c0 + c1 + (tot.y & 0xffffu));
+    var run = ex;
+    workgroupBarrier();
+    for (var j = 0u; j < ITEMS; j = j + 1u) {
+      let v = (pk[j] >> bit) & 3u;
+      spk[slot(start[v] + bucket_get(run, v))] = pk[j];
+      run = run + bucket_one(v);
+    }
+    workgroupBarrier();
+    for (var j = 0u; j < ITEMS; j = j + 1u) { pk[j] = spk[slot(t * ITEMS + j)]; }
+  }
+  // The first sorted slot of each digit present: where the digit differs from the slot before.
+  for (var j = 0u; j < ITEMS; j = j + 1u) {
+    let p = t * ITEMS + j;
+    let d = (pk[j] >> 16u) & 0xffu;
+    if (p < tl.n && (p == 0u || ((spk[slot(p - 1u)] >> 16u) & 0xffu) != d)) { sstart[d] = p; }
+  }
+  workgroupBarrier();
+  for (var p = t; p < tl.n; p = p + 256u) {
+    let e = spk[slot(p)];
+    let d = (e >> 16u) & 0xffu;
+    let q = tl.base + (e & 0xffffu);
+    let dst = soff[d] + p - sstart[d];
+    KO[dst] = KI[q];
+    IO[dst] = II[q];
+  }
+}
+
+@compute @workgroup_size(256)
+fn radix_gather(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let g = tid(gid, nwg);
+  let K = P[1];
+  if (g >= P[0] * K) { return; }
+  let m = g / K;
+  let i = u_mod(g, K);
+  let idx = II[g];
+$GATHER
+}
