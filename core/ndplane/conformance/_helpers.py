@@ -547,3 +547,27 @@ def promotes(a: nd.DType, b: nd.DType) -> bool:
     except TypeError:
         return False
     return True
+
+
+def composite_reference(op: str, x: np.ndarray, weight: np.ndarray | None = None,
+                        bias: np.ndarray | None = None, eps: float = 1e-5) -> np.ndarray:  # fmt: skip
+    """ndplane.composite's algorithms along the last axis, in float64: the oracle of every
+    backend's ``fused:*`` kernel (and of the generic road)."""
+    x = np.asarray(x, np.float64)
+    with np.errstate(all="ignore"):
+        if op == "layer_norm":
+            xc = x - x.mean(-1, keepdims=True)
+            out = xc / np.sqrt((xc * xc).mean(-1, keepdims=True) + eps)
+            return out * (1 if weight is None else weight) + (0 if bias is None else bias)
+        m = x.max(-1, keepdims=True)
+        if op == "softmax":
+            e = np.exp(x - m)
+            return e / e.sum(-1, keepdims=True)
+        if op == "log_softmax":
+            z = x - m
+            return z - np.log(np.exp(z).sum(-1, keepdims=True))
+        if op == "logsumexp":
+            m = np.where(np.isfinite(m), m, 0.0)
+            return np.log(np.exp(x - m).sum(-1)) + m[..., 0]
+    raise ValueError(f"composite_reference: unknown op {op!r}")
+
