@@ -530,7 +530,7 @@ def _radix_source(xd: str, vd: str | None, id_: str | None, items: int) -> str:
     decls, funcs, gather, load = _sort_io(xd, vd, id_, 4, 7, 10)
     tile = 256 * items
     return G.fill("radix_sort", DECLS=decls, FUNCS=funcs, GATHER=gather, KEY=_RADIX_KEY[xd][0].replace("$x", load),
-                  ITEMS=str(items), TILE=str(tile), SLOTS=str(tile + tile // 32))  # fmt: skip
+                  ITEMS=str(items), TILE=str(tile), SMEM=str(max(2048, tile + tile // 32)))  # fmt: skip
 
 
 def _scan_levels(n: int) -> list[tuple[int, int]]:

@@ -99,12 +99,12 @@ fn radix_hist(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
   if (tl.valid) { C[(tl.m * 256u + t) * P[2] + tl.t] = atomicLoad(&hist[t]); }
 }
 
-var<workgroup> sa: array<vec2<u32>, 256>;
-var<workgroup> sb: array<vec2<u32>, 256>;
+var<workgroup> sa: array<u32, 256>;
+var<workgroup> sb: array<u32, 256>;
 
 // Inclusive scan of v over the workgroup (Hillis-Steele, ping-pong: one barrier a step);
 // the workgroup total is left in sa[255]. Call in uniform control flow.
-fn wg_scan(t: u32, v: vec2<u32>) -> vec2<u32> {
+fn wg_scan(t: u32, v: u32) -> u32 {
   var x = v;
   sa[t] = x;
   for (var s = 1u; s < 256u; s = s << 2u) {
@@ -130,7 +130,7 @@ fn radix_scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     if (first + j < n) { v[j] = C[P[15] + first + j]; }
   }
   let sum = v.x + v.y + v.z + v.w;
-  let incl = wg_scan(t, vec2<u32>(sum, 0u)).x;
+  let incl = wg_scan(t, sum);
   var run = incl - sum;
   for (var j = 0u; j < 4u; j = j + 1u) {
     if (first + j < n) { C[P[15] + first + j] = run; }
@@ -142,7 +142,8 @@ fn radix_scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
 // Workgroup slot of tile position q, padded so a thread's ITEMS consecutive slots spread over banks.
 fn slot(q: u32) -> u32 { return q + (q >> 5u); }
 
-var<workgroup> spk: array<u32, ${SLOTS}>;
+// Shared by the rank counters (words [0, 2048)) and the tile exchange (slots).
+var<workgroup> sm: array<u32, ${SMEM}>;
 var<workgroup> sstart: array<u32, 256>;
 var<workgroup> soff: array<u32, 256>;
 
@@ -153,13 +154,48 @@ fn global_offset(i: u32) -> u32 {
   return o;
 }
 
-// 2-bit bucket counts packed 16 bits each: (b0 | b1 << 16, b2 | b3 << 16).
-fn bucket_one(v: u32) -> vec2<u32> {
-  let one = 1u << (16u * (v & 1u));
-  return vec2<u32>(select(0u, one, v < 2u), select(0u, one, v >= 2u));
-}
+// Counter word of 4-bit bucket b in thread t's column: buckets 0-7 in the low halves of rows
+// 0-7, 8-15 in the high halves, so a scan of the words in order counts (bucket, thread) order.
+fn counter(b: u32, t: u32) -> u32 { return (b & 7u) * 256u + t; }
 
-fn bucket_get(c: vec2<u32>, v: u32) -> u32 { return (select(c.x, c.y, v >= 2u) >> (16u * (v & 1u))) & 0xffffu; }
+// Stable ranks of the thread's keys in the tile by the 4-bit bucket (pk >> bit) & 15: each thread
+// counts its ITEMS keys in its own column of 16-bit counters, then one scan of the 2048 words
+// turns every counter into the slot before which no key of its (bucket, thread) goes.
+fn rank_step(t: u32, bit: u32, pk: ptr<function, array<u32, ITEMS>>) {
+  workgroupBarrier();
+  for (var l = 0u; l < 8u; l = l + 1u) { sm[l * 256u + t] = 0u; }
+  var rank: array<u32, ITEMS>;
+  for (var j = 0u; j < ITEMS; j = j + 1u) {
+    let b = ((*pk)[j] >> bit) & 15u;
+    let sh = 16u * (b >> 3u);
+    let c = sm[counter(b, t)];
+    rank[j] = (c >> sh) & 0xffffu;
+    sm[counter(b, t)] = c + (1u << sh);
+  }
+  workgroupBarrier();
+  var w: array<u32, 8>;
+  var sum = 0u;
+  for (var i = 0u; i < 8u; i = i + 1u) {
+    w[i] = sm[8u * t + i];
+    sum = sum + w[i];
+  }
+  let incl = wg_scan(t, sum);
+  // NOTE: the high halves (buckets 8-15) come after every low half: add the low total to them.
+  var run = incl - sum + ((sa[255] & 0xffffu) << 16u);
+  for (var i = 0u; i < 8u; i = i + 1u) {
+    sm[8u * t + i] = run;
+    run = run + w[i];
+  }
+  workgroupBarrier();
+  for (var j = 0u; j < ITEMS; j = j + 1u) {
+    let b = ((*pk)[j] >> bit) & 15u;
+    rank[j] = rank[j] + ((sm[counter(b, t)] >> (16u * (b >> 3u))) & 0xffffu);
+  }
+  workgroupBarrier();
+  for (var j = 0u; j < ITEMS; j = j + 1u) { sm[slot(rank[j])] = (*pk)[j]; }
+  workgroupBarrier();
+  for (var j = 0u; j < ITEMS; j = j + 1u) { (*pk)[j] = sm[slot(t * ITEMS + j)]; }
+}
 
 @compute @workgroup_size(256)
 fn radix_scatter(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -171,38 +207,22 @@ fn radix_scatter(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
   for (var q = t; q < TILE; q = q + 256u) {
     var d = 0xffu;
     if (q < tl.n) { d = digit(KI[tl.base + q]); }
-    spk[slot(q)] = (d << 16u) | q;
+    sm[slot(q)] = (d << 16u) | q;
   }
   workgroupBarrier();
   var pk: array<u32, ITEMS>;
-  for (var j = 0u; j < ITEMS; j = j + 1u) { pk[j] = spk[slot(t * ITEMS + j)]; }
-  for (var bit = 16u; bit < 24u; bit = bit + 2u) {
-    var c = vec2<u32>(0u);
-    for (var j = 0u; j < ITEMS; j = j + 1u) { c = c + bucket_one((pk[j] >> bit) & 3u); }
-    let ex = wg_scan(t, c) - c;
-    let tot = sa[255];
-    let c0 = tot.x & 0xffffu;
-    let c1 = tot.x >> 16u;
-    let start = vec4<u32>(0u, c0, c0 + c1, c0 + c1 + (tot.y & 0xffffu));
-    var run = ex;
-    workgroupBarrier();
-    for (var j = 0u; j < ITEMS; j = j + 1u) {
-      let v = (pk[j] >> bit) & 3u;
-      spk[slot(start[v] + bucket_get(run, v))] = pk[j];
-      run = run + bucket_one(v);
-    }
-    workgroupBarrier();
-    for (var j = 0u; j < ITEMS; j = j + 1u) { pk[j] = spk[slot(t * ITEMS + j)]; }
-  }
+  for (var j = 0u; j < ITEMS; j = j + 1u) { pk[j] = sm[slot(t * ITEMS + j)]; }
+  rank_step(t, 16u, &pk);
+  rank_step(t, 20u, &pk);
   // The first sorted slot of each digit present: where the digit differs from the slot before.
   for (var j = 0u; j < ITEMS; j = j + 1u) {
     let p = t * ITEMS + j;
     let d = (pk[j] >> 16u) & 0xffu;
-    if (p < tl.n && (p == 0u || ((spk[slot(p - 1u)] >> 16u) & 0xffu) != d)) { sstart[d] = p; }
+    if (p < tl.n && (p == 0u || ((sm[slot(p - 1u)] >> 16u) & 0xffu) != d)) { sstart[d] = p; }
   }
   workgroupBarrier();
   for (var p = t; p < tl.n; p = p + 256u) {
-    let e = spk[slot(p)];
+    let e = sm[slot(p)];
     let d = (e >> 16u) & 0xffu;
     let q = tl.base + (e & 0xffffu);
     let dst = soff[d] + p - sstart[d];

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# On a machine with an NVIDIA GPU, from the project root: check one GPU backend there and
+# measure it beside PyTorch; logs and results go to one folder, a summary to summary.txt.
+#   tools/gpu_check.sh cuda   [OUT]   build ndplane-cuda for this GPU, its plugin tests, the
+#                                     conformance suite with NDPLANE_FALLBACK=error, a
+#                                     compute-sanitizer memcheck, benchmarks/bench_cuda.py
+#   tools/gpu_check.sh webgpu [OUT]   the webgpu plugin tests and conformance suite with
+#                                     NDPLANE_FALLBACK=error on the GPU's Vulkan adapter,
+#                                     benchmarks/bench_webgpu.py (the issue's table) and
+#                                     bench_webgpu_matmul.py
+# OUT defaults to $OUT, else /tmp/out. Each fits one 10-minute call of the device tool after
+# `source .gpu/on-device.sh` (../shared/gpu/); JOBS sets pytest-xdist's workers (default 8).
+set -uo pipefail
+backend="${1:?usage: tools/gpu_check.sh cuda|webgpu [OUT]}"
+out="${2:-${OUT:-/tmp/out}}/$backend"
+mkdir -p "$out"
+cd "$(dirname "$0")/.."
+{
+  nvidia-smi || true
+  if [ "$backend" = cuda ]; then
+    NDPLANE_CUDA_ARCHITECTURES=native pip install --no-build-isolation -q -e plugins/cuda 2>&1 | tail -20
+  fi
+  ndplane backends
+  ndplane info "$backend"
+} > "$out/setup.log" 2>&1
+python -m pytest -q -p no:cacheprovider "plugins/$backend/tests" --junitxml="$out/plugin.xml" > "$out/plugin.log" 2>&1
+echo "$backend plugin tests: exit $?" | tee -a "$out/summary.txt"
+xdist=(); python -c "import xdist" 2>/dev/null && xdist=(-n "${JOBS:-8}")
+NDPLANE_FALLBACK=error python -m pytest -q -p no:cacheprovider "${xdist[@]}" --pyargs ndplane.conformance \
+  --ndplane-backend "$backend" --junitxml="$out/conformance.xml" > "$out/conformance.log" 2>&1
+echo "$backend conformance (NDPLANE_FALLBACK=error): exit $?" | tee -a "$out/summary.txt"
+if [ "$backend" = cuda ]; then
+  if command -v compute-sanitizer >/dev/null; then
+    NDPLANE_CUDA_NO_CACHE=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
+      python -m pytest -q -p no:cacheprovider plugins/cuda/tests/test_gpu.py -x > "$out/memcheck.log" 2>&1
+    echo "compute-sanitizer memcheck: exit $?" | tee -a "$out/summary.txt"
+  fi
+  python benchmarks/bench_cuda.py --json "$out/bench_cuda.json" > "$out/bench_cuda.log" 2>&1
+  echo "bench_cuda: exit $?" | tee -a "$out/summary.txt"
+else
+  python benchmarks/bench_webgpu.py --json "$out/bench_webgpu.json" > "$out/bench_webgpu.log" 2>&1
+  echo "bench_webgpu: exit $?" | tee -a "$out/summary.txt"
+  python benchmarks/bench_webgpu_matmul.py --sizes 1024,4096 > "$out/bench_webgpu_matmul.log" 2>&1
+  echo "bench_webgpu_matmul: exit $?" | tee -a "$out/summary.txt"
+fi
+tail -3 "$out"/*.log >> "$out/summary.txt"
