@@ -437,10 +437,13 @@ def scatter_add(rt: Any, out: Ref, indices: Ref, values: Ref) -> None:
 # sort
 # ---------------------------------------------------------------------------
 
-# NOTE: rows from this length take the radix sort (a tunable for tests and benchmarks): on
-# lavapipe radix was already ahead of bitonic at 2048 keys a row, see _sort_radix's notes.
+# NOTE: rows from this length take the radix sort (module-level so tests can force either path).
+# On lavapipe (float32) radix was level with bitonic at 1024 keys a row, 1.5-2.5x faster at 2048
+# and 2.6-4x at 4096. Bitonic keeps shorter rows anyway: up to 2048 keys it sorts a row in one
+# workgroup-memory dispatch (five dispatches up to 4096) where radix takes 3 a pass, 4 passes for
+# 32-bit keys, whose latency on a GPU likely outweighs the work saved (an estimate, not measured).
 RADIX_MIN_K = 4096
-_RADIX_ITEMS = 8  # keys per thread of a radix tile: TILE = 2048, 14.6 KB of workgroup memory
+RADIX_ITEMS: int | None = None  # keys per thread of a radix tile (None: the most that fit, 16 or 8)
 
 
 def _sort_io(xd: str, vd: str | None, id_: str | None, px: int, pv: int, pi: int) -> tuple[str, str, str, str]:
@@ -526,11 +529,24 @@ _RADIX_KEY = {"bool": ("select(0u, 1u, $x)", 8), "int8": ("((bitcast<u32>($x) ^ 
               "float32": ("f_sortkey($x)", 32)}  # fmt: skip
 
 
-def _radix_source(xd: str, vd: str | None, id_: str | None, items: int) -> str:
+def _radix_source(xd: str, vd: str | None, id_: str | None, items: int, first: bool, last: bool) -> str:
     decls, funcs, gather, load = _sort_io(xd, vd, id_, 4, 7, 10)
-    tile = 256 * items
     return G.fill("radix_sort", DECLS=decls, FUNCS=funcs, GATHER=gather, KEY=_RADIX_KEY[xd][0].replace("$x", load),
-                  ITEMS=str(items), TILE=str(tile), SMEM=str(max(2048, tile + tile // 32)))  # fmt: skip
+                  ITEMS=str(items), TILE=str(256 * items), SMEM=str(_radix_words(items)),
+                  FIRST=str(first).lower(), LAST=str(last).lower())  # fmt: skip
+
+
+def _radix_words(items: int) -> int:
+    """Words of radix_scatter's shared array: 2048 counters or the tile, with a pad word per 32."""
+    return max(2048, 256 * items) * 33 // 32
+
+
+def _radix_items(limits: Any) -> int:
+    """Keys per thread: 16 (a 4096-key tile, 21 KB of workgroup memory with the scan's and the
+    digit tables' 4 KB) where the adapter allows, else 8 (12.5 KB; WebGPU guarantees 16 KB).
+    Bigger tiles cost fewer barriers per key."""
+    fits = limits["max-compute-workgroup-storage-size"] >= 4 * (_radix_words(16) + 1024)
+    return 16 if fits else 8
 
 
 def _scan_levels(n: int) -> list[tuple[int, int]]:
@@ -548,34 +564,39 @@ def _sort_radix(rt: Any, x: Ref, vout: Ref | None, iout: Ref | None, descending:
     xd = x.dtype.name
     vd = vout.dtype.name if vout is not None else None
     id_ = iout.dtype.name if iout is not None else None
-    items = _RADIX_ITEMS
-    key = ("radix_sort", xd, vd, id_, items)
-    src = lambda: _radix_source(xd, vd, id_, items)  # noqa: E731
+    items = RADIX_ITEMS or _radix_items(rt.adapter.limits)
     M, K = x.shape
     T = -(-K // (256 * items))
-    bits = _RADIX_KEY[xd][1]
+    passes = _RADIX_KEY[xd][1] // 8
     levels = _scan_levels(M * 256 * T)
     offs = ([o for _, o in levels] + [0, 0, 0])[:4]
     base = [M, K, T, 0, x.offset, *x.strides, *_out_params(vout), *_out_params(iout),
-            (1 << bits) - 1 if descending else 0, 0, 0, 0, 0, len(levels), *offs]  # fmt: skip
-    n = M * K
-    bufs = [rt.alloc(n * 4) for _ in range(4)]
+            (1 << 8 * passes) - 1 if descending else 0, 0, 0, 0, 0, len(levels), *offs]  # fmt: skip
+    # NOTE: pass s writes keys and positions to pair s % 2 and reads pair (s - 1) % 2; the first
+    # pass reads x and the last writes the outputs, so the bindings they leave unused get
+    # stand-ins: rt.dummy for the reads, `spare` for the writes (WebGPU forbids one buffer
+    # bound as both in a dispatch).
+    spare = rt.alloc(4)
+    bufs = [rt.alloc(M * K * 4) for _ in range(2 * min(2, passes - 1))]
+    pairs = [tuple(bufs[2 * j : 2 * j + 2]) for j in range(len(bufs) // 2)]
     cnt = rt.alloc(4 * (levels[-1][0] + levels[-1][1]))
     try:
-        ka, ia, kb, ib = bufs
-        rt.run(key, src, base, [(2, x.buffer, False), (7, ka, True), (8, ia, True)], _grid1(rt, n), "radix_keys")
-        for shift in range(0, bits, 8):
-            p = base[:3] + [shift] + base[4:]
-            rt.run(key, src, p, [(1, cnt, True), (5, ka, False)], rt.groups(M * T), "radix_hist")
+        for s in range(passes):
+            kin, iin = pairs[(s - 1) % 2] if s else (rt.dummy, rt.dummy)
+            kout, iout_ = pairs[s % 2] if s < passes - 1 else (spare, spare)
+            p = base[:3] + [8 * s] + base[4:]
+            key = ("radix_sort", xd, vd, id_, items, s == 0, s == passes - 1)
+            src = lambda key=key: _radix_source(*key[1:])  # noqa: E731
+            reads = [(2, x.buffer, False), (5, kin, False)]
+            rt.run(key, src, p, [(1, cnt, True), *reads], rt.groups(M * T), "radix_hist")
             for (ln, off), nxt in zip(levels, levels[1:] + [(0, 0)]):
                 sp = p[:14] + [ln, off, nxt[1], int(nxt[0] > 0)] + p[18:]
                 rt.run(key, src, sp, [(1, cnt, True)], rt.groups(-(-ln // 1024)), "radix_scan")
-            binds = [(1, cnt, True), (5, ka, False), (6, ia, False), (7, kb, True), (8, ib, True)]
+            binds = [(1, cnt, True), *_out_binds(x, vout, iout), (5, kin, False), (6, iin, False),
+                     (7, kout, True), (8, iout_, True)]  # fmt: skip
             rt.run(key, src, p, binds, rt.groups(M * T), "radix_scatter")
-            ka, ia, kb, ib = kb, ib, ka, ia
-        rt.run(key, src, base, [(6, ia, False), *_out_binds(x, vout, iout)], _grid1(rt, n), "radix_gather")
     finally:
-        for b in [*bufs, cnt]:
+        for b in [spare, *bufs, cnt]:
             rt.free(b)
 
 

@@ -14,6 +14,7 @@ import re
 import numpy as np
 import pytest
 from ndplane_webgpu import _codegen as G
+from ndplane_webgpu import _kernels as Kn
 from webgpu_helpers import ALL
 
 from ndplane.backend import BINARY_OPS, REDUCE_OPS, SCAN_OPS, UNARY_OPS
@@ -79,6 +80,8 @@ def _run_every_family(be, host) -> None:
         if name != "bool":
             be.scatter_add(host.empty((3, 4), dt), idx, host.put(np.ones((3, 3), dt)))
         be.sort(x, host.empty((3, 4), dt), host.empty((3, 4), np.int32), False, True)
+        long = (1, Kn.RADIX_MIN_K)  # the radix sort
+        be.sort(host.put(np.zeros(long, dt)), host.empty(long, dt), host.empty(long, np.int32), True, True)
     be.random_bits(1, 0, host.empty((16,), np.uint32))
     be.synchronize()
 
@@ -86,7 +89,7 @@ def _run_every_family(be, host) -> None:
 def test_no_percent_on_signed_integers_in_any_generated_shader(be, host, sources):
     _run_every_family(be, host)
     families = {key[0] for key in sources}
-    assert {"ew", "reduce", "scan", "matmul", "take", "scatter", "sort", "philox"} <= families
+    assert {"ew", "reduce", "scan", "matmul", "take", "scatter", "sort", "radix_sort", "philox"} <= families
     for key, src in sources.items():
         code = _strip_comments(src).replace(U_MOD, "")
         assert "%" not in code, f"{key}: '%' outside u_mod (use u_mod on u32 operands)"

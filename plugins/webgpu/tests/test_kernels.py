@@ -382,6 +382,105 @@ def test_sort_values_only_and_indices_only(be, host):
     np.testing.assert_array_equal(host.get(io), [[0, 2, 1, 3]])
 
 
+def _sort_data(rng, shape, dtype):
+    """Random values with many duplicates; floats with NaN (both signs), +-inf and +-0.0."""
+    x = random_array(rng, shape, dtype)
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":
+        return np.where(rng.random(shape) < 0.7, x % 7, x).astype(dt)
+    if dt.kind == "f":
+        pool = np.array([np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0, 0.5], dt)
+        return np.where(rng.random(shape) < 0.6, rng.choice(pool, shape), x).astype(dt)
+    return x
+
+
+def _check_sort(be, host, x_base, x, descending, values=True, indices=True):
+    """Sort the view x of x_base into strided views of larger outputs; compare with the
+    reference's stable sort, and check the kernel wrote nothing between the output elements."""
+    M, K = x.shape
+    vals, idx = np.empty(x.shape, x.dtype), np.empty(x.shape, np.int32)
+    R.sort(x, vals, idx, descending, True)
+    vbase = np.zeros((M, 2 * K + 1), x.dtype)
+    ibase = np.full((2 * K + 1, M), -7, np.int32)
+    vo = host.view(vbase, vbase[:, 1::2]) if values else None
+    io = host.view(ibase, ibase[-2::-2].T) if indices else None  # transposed, negative strides
+    be.sort(host.view(x_base, x), vo, io, descending, True)
+    if indices:
+        got = be.to_host(whole(io, ibase))
+        want = ibase.copy()
+        want[-2::-2] = idx.T
+        np.testing.assert_array_equal(got, want)
+    if values:
+        got = be.to_host(whole(vo, vbase))
+        want = vbase.copy()
+        want[:, 1::2] = vals
+        # NOTE: bitwise, for -0.0 and 0.0; but float16 values pass through float32, which quiets
+        # signalling NaNs (as every webgpu float16 copy does), so NaNs match as NaNs.
+        nan = np.isnan(got) & np.isnan(want) if x.dtype.kind == "f" else False
+        u = f"u{x.itemsize}"
+        np.testing.assert_array_equal(np.where(nan, 0, got.view(u)), np.where(nan, 0, want.view(u)))
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("items", [8, 16])
+@pytest.mark.parametrize("dtype", ALL)
+def test_radix_sort(be, host, monkeypatch, dtype, items, descending):
+    """Rows around the tile size (256 * items keys), several rows, strided input and outputs."""
+    supported(be, dtype)
+    monkeypatch.setattr(Kn, "RADIX_MIN_K", 1)
+    monkeypatch.setattr(Kn, "RADIX_ITEMS", items)
+    rng = np.random.default_rng([ALL.index(dtype), items, descending])
+    tile = 256 * items
+    for K in (1, 5, tile - 1, tile, tile + 1, 3 * tile + 7):
+        base = _sort_data(rng, (K, 3), dtype)
+        _check_sort(be, host, base, base.T, descending)
+        host.free()
+
+
+@pytest.mark.parametrize("which", ["values", "indices"])
+@pytest.mark.parametrize("dtype", ["float32", "int16", "uint8"])
+def test_radix_sort_one_output(be, host, monkeypatch, dtype, which):
+    monkeypatch.setattr(Kn, "RADIX_MIN_K", 1)
+    rng = np.random.default_rng(5)
+    base = _sort_data(rng, (4, 5000), dtype)
+    for descending in (False, True):
+        _check_sort(be, host, base, base[::-1, ::-1], descending, which == "values", which == "indices")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int16"])
+def test_radix_sort_three_scan_levels(be, host, monkeypatch, dtype):
+    """4200 rows of one 2048-key tile: 4200 * 256 digit counts, more than 1024^2, scanned in
+    three levels."""
+    monkeypatch.setattr(Kn, "RADIX_MIN_K", 1)
+    monkeypatch.setattr(Kn, "RADIX_ITEMS", 8)
+    assert len(Kn._scan_levels(4200 * 256)) == 3
+    base = _sort_data(np.random.default_rng(6), (4200, 3), dtype)
+    _check_sort(be, host, base, base, True)
+
+
+def test_radix_sort_every_float16(be, host, monkeypatch):
+    """All 65536 float16 bit patterns, shuffled: the 16-bit key orders each one as NumPy does."""
+    supported(be, "float16")
+    monkeypatch.setattr(Kn, "RADIX_MIN_K", 1)
+    bits = np.random.default_rng(7).permutation(1 << 16).astype(np.uint16)
+    base = bits.view(np.float16).reshape(2, -1)
+    for descending in (False, True):
+        _check_sort(be, host, base, base, descending)
+
+
+def test_sort_threshold(be, host, monkeypatch):
+    """Rows shorter than RADIX_MIN_K take the bitonic network, the others the radix sort."""
+    seen = []
+    for name in ("_sort_bitonic", "_sort_radix"):
+        real = getattr(Kn, name)
+        monkeypatch.setattr(Kn, name, lambda *a, real=real, name=name: (seen.append(name), real(*a)))
+    rng = np.random.default_rng(8)
+    for K in (Kn.RADIX_MIN_K - 1, Kn.RADIX_MIN_K):
+        base = _sort_data(rng, (2, K), "float32")
+        _check_sort(be, host, base, base, False)
+    assert seen == ["_sort_bitonic", "_sort_radix"]
+
+
 @pytest.mark.parametrize("n", [1, 3, 4, 1001, 300000])
 @pytest.mark.parametrize("key,counter", [(0, 0), (0xDEADBEEFCAFEF00D, 2**64 - 2), (7, 2**128 - 3), (12345, 99)])
 def test_random_bits(be, host, n, key, counter):

@@ -1,31 +1,32 @@
 // radix_sort.wgsl: stable LSD radix sort of each row of x (M, K), 8-bit digits, for long rows.
-// Keys are order-preserving u32 images of the values, only as wide as the dtype needs ($KEY:
-// 8 bits for bool and 8-bit integers, 16 for 16-bit dtypes, else 32; NaN largest, -0.0 == 0.0)
-// and XORed with P[13] (all ones of that width) for descending. A stable sort of the complement
-// keeps equal keys in input order, as the reference's reversed stable argsort does.
-// Each row is cut into T = ceil(K / TILE) tiles of TILE = 256 * $ITEMS keys. A pass over digit
-// (key >> P[3]) & 255 is three steps:
+// Keys are order-preserving images of the values, only as wide as the dtype needs ($KEY: 8 bits
+// for bool and 8-bit integers, 16 for 16-bit dtypes, else 32; NaN largest, -0.0 == 0.0), XORed
+// with P[13] (all ones of that width) for descending: a stable sort of the complement keeps
+// equal keys in input order, as the reference's reversed stable argsort does.
+// Each row is cut into T = ceil(K / TILE) tiles of TILE = 256 * ITEMS keys. A pass over the
+// digit (key >> P[3]) & 255 is three steps:
 //   radix_hist:    a workgroup per tile counts its digits in workgroup atomics, into
 //                  C[(m * 256 + d) * T + t] (row-major over [row][digit][tile])
 //   radix_scan:    exclusive scan of C in blocks of 1024 (level l at C[P[15]..], block totals to
 //                  level l + 1 at C[P[16]..] when P[17] == 1); the levels are not added back:
-//                  an element's global offset is the sum over levels l of C[off_l + (i >> 10l)].
-//                  Every row holds K keys, so the scan of C is each (row, digit, tile)'s first
-//                  output slot in the flattened (M * K) arrays.
-//   radix_scatter: a workgroup per tile sorts (digit, position) pairs of its tile by the digit
-//                  with four stable 2-bit splits in workgroup memory (each a scan of per-thread
-//                  bucket counts), then writes key and index of sorted slot p to
+//                  the offset of count i is the sum over levels l of C[off_l + (i >> 10l)].
+//                  Every row holds K keys, so that is the first output slot of the (row,
+//                  digit, tile) in the flattened (M * K) arrays.
+//   radix_scatter: a workgroup per tile ranks its keys by digit (two stable 4-bit counting
+//                  steps in workgroup memory, rank_step), then writes sorted slot p to
 //                  offset[digit] + p - (first slot of that digit in the sorted tile)
-// radix_keys makes the keys (KO) and row positions (IO); radix_gather writes the outputs.
-// Every entry runs 256 threads per workgroup; ids beyond 65535 groups spill into y.
-// Bindings (each entry uses a subset):
+// The first pass (FIRST) reads the keys from X and the positions are the row positions; later
+// passes read KI, II. The last pass (LAST) writes V[m, i] = x[m, idx] and I[m, i] = idx instead
+// of KO, IO. A module per (FIRST, LAST): a branch on a parameter would cost lavapipe both sides.
+// Workgroups are 256 threads; ids beyond 65535 groups spill into y.
+// Bindings:
 //   0  P    params (u32): [M, K, T, shift, x_off, x_s0, x_s1, v_off, v_s0, v_s1, i_off, i_s0,
 //                          i_s1, key_xor, scan_n, scan_off, scan_off_next, scan_has_next,
 //                          levels, off_0, off_1, off_2, off_3]
 //   1  C    digit counts and their scan levels (u32 scratch)
-//   2  X    x (M, K): STRIDED (keys, gather)
-//   3  V    sorted values (M, K): STRIDED (gather only, when requested)
-//   4  I    permutation (M, K): STRIDED integer (gather only, when requested)
+//   2  X    x (M, K): STRIDED
+//   3  V    sorted values (M, K): STRIDED (last pass, when requested)
+//   4  I    permutation (M, K): STRIDED integer (last pass, when requested)
 //   5  KI   keys in (M * K), 6  II  row positions in (M * K)
 //   7  KO   keys out (M * K), 8  IO  row positions out (M * K)
 $COMMON
@@ -42,10 +43,10 @@ $FUNCS
 
 const ITEMS = ${ITEMS}u;
 const TILE = ${TILE}u;
+const FIRST = ${FIRST};  // the first pass: keys from X
+const LAST = ${LAST};  // the last pass: writes V and I
 
 fn si(k: u32) -> i32 { return bitcast<i32>(P[k]); }
-
-fn tid(gid: vec3<u32>, nwg: vec3<u32>) -> u32 { return gid.x + gid.y * nwg.x * 256u; }
 
 // The order-preserving 16-bit key of a float16 value (given as the f32 it converts to exactly).
 fn h_sortkey(x: f32) -> u32 {
@@ -54,17 +55,6 @@ fn h_sortkey(x: f32) -> u32 {
   if ((b & 0x7fffu) == 0u) { b = 0u; }
   if ((b & 0x8000u) != 0u) { return ~b & 0xffffu; }
   return b | 0x8000u;
-}
-
-@compute @workgroup_size(256)
-fn radix_keys(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let g = tid(gid, nwg);
-  let K = P[1];
-  if (g >= P[0] * K) { return; }
-  let m = g / K;
-  let i = u_mod(g, K);
-  KO[g] = ($KEY) ^ P[13];
-  IO[g] = i;
 }
 
 // The tile a workgroup owns: (row, tile in row, first flat element, keys in it, valid).
@@ -84,19 +74,39 @@ fn tile_of(wid: vec3<u32>, nwg: vec3<u32>) -> Tile {
 
 fn digit(key: u32) -> u32 { return (key >> P[3]) & 0xffu; }
 
-var<workgroup> hist: array<atomic<u32>, 256>;
+// Key and row position of the tile's q-th element: from x in the first pass.
+fn key_at(tl: Tile, q: u32) -> u32 {
+  if (FIRST) {
+    let m = tl.m;
+    let i = tl.t * TILE + q;
+    return ($KEY) ^ P[13];
+  }
+  return KI[tl.base + q];
+}
+
+fn index_at(tl: Tile, q: u32) -> u32 {
+  if (FIRST) { return tl.t * TILE + q; }
+  return II[tl.base + q];
+}
+
+// NOTE: 8 copies of the 256 counters, thread t counting into copy t & 7: keys of one digit
+// (a common top byte) would otherwise serialise a whole warp's atomics on one word.
+var<workgroup> hist: array<atomic<u32>, 2048>;
 
 @compute @workgroup_size(256)
 fn radix_hist(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) t: u32) {
   let tl = tile_of(wid, nwg);
-  atomicStore(&hist[t], 0u);
+  for (var c = 0u; c < 8u; c = c + 1u) { atomicStore(&hist[c * 256u + t], 0u); }
   workgroupBarrier();
+  let copy = (t & 7u) * 256u;
   for (var q = t; q < tl.n; q = q + 256u) {
-    atomicAdd(&hist[digit(KI[tl.base + q])], 1u);
+    atomicAdd(&hist[copy + digit(key_at(tl, q))], 1u);
   }
   workgroupBarrier();
-  if (tl.valid) { C[(tl.m * 256u + t) * P[2] + tl.t] = atomicLoad(&hist[t]); }
+  var sum = 0u;
+  for (var c = 0u; c < 8u; c = c + 1u) { sum = sum + atomicLoad(&hist[c * 256u + t]); }
+  if (tl.valid) { C[(tl.m * 256u + t) * P[2] + tl.t] = sum; }
 }
 
 var<workgroup> sa: array<u32, 256>;
@@ -142,7 +152,7 @@ fn radix_scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
 // Workgroup slot of tile position q, padded so a thread's ITEMS consecutive slots spread over banks.
 fn slot(q: u32) -> u32 { return q + (q >> 5u); }
 
-// Shared by the rank counters (words [0, 2048)) and the tile exchange (slots).
+// Shared by the rank counters (slots of words [0, 2048)) and the tile exchange (slots of [0, TILE)).
 var<workgroup> sm: array<u32, ${SMEM}>;
 var<workgroup> sstart: array<u32, 256>;
 var<workgroup> soff: array<u32, 256>;
@@ -156,14 +166,16 @@ fn global_offset(i: u32) -> u32 {
 
 // Counter word of 4-bit bucket b in thread t's column: buckets 0-7 in the low halves of rows
 // 0-7, 8-15 in the high halves, so a scan of the words in order counts (bucket, thread) order.
-fn counter(b: u32, t: u32) -> u32 { return (b & 7u) * 256u + t; }
+fn counter(b: u32, t: u32) -> u32 { return slot((b & 7u) * 256u + t); }
 
-// Stable ranks of the thread's keys in the tile by the 4-bit bucket (pk >> bit) & 15: each thread
-// counts its ITEMS keys in its own column of 16-bit counters, then one scan of the 2048 words
-// turns every counter into the slot before which no key of its (bucket, thread) goes.
+// Stable ranks of the thread's keys in the tile by the 4-bit bucket (pk >> bit) & 15, then the
+// keys moved to them: each thread counts its ITEMS keys (consecutive in the tile) in its own
+// column of 16-bit counters (TILE < 65536), then one scan of the 2048 words in order turns each
+// counter into the tile slot of the first key of its (bucket, thread). No atomics: the order
+// among equal buckets is the tile order, so the step is stable and deterministic.
 fn rank_step(t: u32, bit: u32, pk: ptr<function, array<u32, ITEMS>>) {
   workgroupBarrier();
-  for (var l = 0u; l < 8u; l = l + 1u) { sm[l * 256u + t] = 0u; }
+  for (var l = 0u; l < 8u; l = l + 1u) { sm[counter(l, t)] = 0u; }
   var rank: array<u32, ITEMS>;
   for (var j = 0u; j < ITEMS; j = j + 1u) {
     let b = ((*pk)[j] >> bit) & 15u;
@@ -176,14 +188,14 @@ fn rank_step(t: u32, bit: u32, pk: ptr<function, array<u32, ITEMS>>) {
   var w: array<u32, 8>;
   var sum = 0u;
   for (var i = 0u; i < 8u; i = i + 1u) {
-    w[i] = sm[8u * t + i];
+    w[i] = sm[slot(8u * t + i)];
     sum = sum + w[i];
   }
   let incl = wg_scan(t, sum);
   // NOTE: the high halves (buckets 8-15) come after every low half: add the low total to them.
   var run = incl - sum + ((sa[255] & 0xffffu) << 16u);
   for (var i = 0u; i < 8u; i = i + 1u) {
-    sm[8u * t + i] = run;
+    sm[slot(8u * t + i)] = run;
     run = run + w[i];
   }
   workgroupBarrier();
@@ -206,7 +218,7 @@ fn radix_scatter(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
   // behind every real key (a stable sort keeps them in position order).
   for (var q = t; q < TILE; q = q + 256u) {
     var d = 0xffu;
-    if (q < tl.n) { d = digit(KI[tl.base + q]); }
+    if (q < tl.n) { d = digit(key_at(tl, q)); }
     sm[slot(q)] = (d << 16u) | q;
   }
   workgroupBarrier();
@@ -224,20 +236,16 @@ fn radix_scatter(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
   for (var p = t; p < tl.n; p = p + 256u) {
     let e = sm[slot(p)];
     let d = (e >> 16u) & 0xffu;
-    let q = tl.base + (e & 0xffffu);
+    let q = e & 0xffffu;
     let dst = soff[d] + p - sstart[d];
-    KO[dst] = KI[q];
-    IO[dst] = II[q];
-  }
-}
-
-@compute @workgroup_size(256)
-fn radix_gather(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let g = tid(gid, nwg);
-  let K = P[1];
-  if (g >= P[0] * K) { return; }
-  let m = g / K;
-  let i = u_mod(g, K);
-  let idx = II[g];
+    if (LAST) {
+      let m = dst / P[1];
+      let i = dst - m * P[1];
+      let idx = index_at(tl, q);
 $GATHER
+    } else {
+      KO[dst] = key_at(tl, q);
+      IO[dst] = index_at(tl, q);
+    }
+  }
 }
