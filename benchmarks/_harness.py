@@ -66,6 +66,8 @@ def calls_for(timer: timeit.Timer, min_time: float) -> int:
     """How many calls take about ``min_time``, judged from calls taking a tenth of it (or
     one call, if that takes longer): cheaper than timeit's autorange, which spends 0.2 s
     and more per library, for scripts that time hundreds of rows."""
+    if min_time <= 0:
+        return 1
     n, t = 1, timer.timeit(1)
     while t < min_time / 10 and n < 10**7:
         n *= 10
@@ -73,27 +75,46 @@ def calls_for(timer: timeit.Timer, min_time: float) -> int:
     return max(1, round(n * min_time / max(t, 1e-9)))
 
 
+def warm(fn: Callable[[], Any], seconds: float | None) -> None:
+    """Call ``fn`` once, then again until ``seconds`` have passed (None: not at all)."""
+    if seconds is None:
+        return
+    end = time.perf_counter() + seconds
+    fn()
+    while time.perf_counter() < end:
+        fn()
+
+
 def side_by_side(fns: dict[str, Callable[[], Any]], *, min_time: float = 0.2, repeat: int = 7,
-                 pause: float = 0.05, autorange: bool = True) -> SideBySide:  # fmt: skip
+                 pause: float = 0.05, autorange: bool = True, warmup: float | None = 0.0) -> SideBySide:  # fmt: skip
     """Time each function in ``repeat`` interleaved rounds of at least ``min_time`` each.
 
     Before each library's turn the harness sleeps ``pause`` seconds and makes one untimed
     call: the library timed before it may leave threads spinning (PyTorch's OpenMP
     workers spin for about 10 ms after every parallel op, ndplane-cpu's for 0.2 ms), and
     on two cores a spinning thread would take one core from the next library's first
-    milliseconds. ``autorange=False`` sizes the rounds with :func:`calls_for` instead of
-    timeit's autorange.
+    milliseconds. ``warmup`` seconds of further untimed calls serve the same end on a
+    loaded machine, where a pause lets the OpenMP workers of PyTorch (and OpenBLAS's) fall
+    asleep: with other processes on both cores, waking them cost up to 8 ms per call of
+    a 32 x 32 softmax (3 us when they are awake); ``warmup=None`` makes no untimed call,
+    for calls so long that neither matters. ``autorange=False`` sizes the rounds with
+    :func:`calls_for` instead of timeit's autorange.
     """
     timers = {lib: timeit.Timer(fn) for lib, fn in fns.items()}
     if autorange:
         number = {lib: max(1, int(t.autorange()[0] * min_time / 0.2)) for lib, t in timers.items()}
     else:
-        number = {lib: calls_for(t, min_time) for lib, t in timers.items()}
+        number = {}
+        for lib, t in timers.items():
+            if min_time > 0:  # else one call a round, and nothing to measure first
+                warm(fns[lib], warmup)
+            number[lib] = calls_for(t, min_time)
     rounds: dict[str, list[float]] = {lib: [] for lib in fns}
     for _ in range(repeat):
         for lib, t in timers.items():
-            time.sleep(pause)
-            fns[lib]()
+            if pause:
+                time.sleep(pause)
+            warm(fns[lib], warmup)
             rounds[lib].append(t.timeit(number[lib]) / number[lib])
     return SideBySide(rounds)
 

@@ -1,4 +1,4 @@
-// Gather, scatter-add and sort along the last axis.
+// Gather and scatter-add along the last axis, and random bits (sort.cc sorts).
 #include <algorithm>
 #include <memory>
 #include <numeric>
@@ -67,66 +67,6 @@ void scatter(const View& out, const std::vector<int64_t>& idx, const View& value
         }
 }
 
-// NumPy's sort order: NaNs last; complex lexicographic with NaN parts last.
-template <class T> inline bool sort_less(T a, T b) {
-    if constexpr (is_complex_v<T>) {
-        auto ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
-        if (ar < br) return ai == ai || bi != bi;
-        if (ar > br) return bi != bi && ai == ai;
-        if (ar == br || (ar != ar && br != br)) return ai < bi || (bi != bi && ai == ai);
-        return br != br;
-    } else if constexpr (is_f16_v<T>) {
-        float fa = static_cast<float>(a), fb = static_cast<float>(b);
-        return fa < fb || (fb != fb && fa == fa);
-    } else if constexpr (is_float_v<T>) {
-        return a < b || (b != b && a == a);
-    } else {
-        return a < b;
-    }
-}
-
-template <class T>
-void sort_rows(const View& x, const View* values, const View* indices, bool descending,
-               bool stable) {
-    const int64_t M = x.shape[0], K = x.shape[1];
-    auto body = [&](int64_t b, int64_t e) {
-        std::vector<std::pair<T, int64_t>> row(static_cast<size_t>(K));
-        std::vector<int64_t> pos(indices ? static_cast<size_t>(K) : 0);
-        for (int64_t m = b; m < e; ++m) {
-            const T* X = reinterpret_cast<const T*>(x.data) + m * x.strides[0];
-            for (int64_t k = 0; k < K; ++k) row[k] = {X[k * x.strides[1]], k};
-            auto lt = [&](const std::pair<T, int64_t>& p, const std::pair<T, int64_t>& q) {
-                return descending ? sort_less(q.first, p.first) : sort_less(p.first, q.first);
-            };
-            // NOTE: descending with a stable "greater" keeps ties in input order, exactly
-            // what the reference's reverse-argsort-reverse gives; NaNs come first.
-            if (stable || indices) std::stable_sort(row.begin(), row.end(), lt);
-            else std::sort(row.begin(), row.end(), lt);
-            if (values) {
-                T* V = reinterpret_cast<T*>(values->data) + m * values->strides[0];
-                for (int64_t k = 0; k < K; ++k) V[k * values->strides[1]] = row[k].first;
-            }
-            if (indices) {
-                for (int64_t k = 0; k < K; ++k) pos[k] = row[k].second;
-                View src = *indices;
-                src.dtype = I64;
-                src.ndim = 1;
-                src.shape[0] = K;
-                src.strides[0] = 1;
-                src.data = reinterpret_cast<char*>(pos.data());
-                View dst = *indices;
-                dst.ndim = 1;
-                dst.shape[0] = K;
-                dst.strides[0] = indices->strides[1];
-                dst.data = indices->data + m * indices->strides[0] * ITEMSIZE[indices->dtype];
-                kernels().cast[I64][indices->dtype](src.data, 8, dst.data,
-                                                    dst.strides[0] * ITEMSIZE[dst.dtype], K);
-            }
-        }
-    };
-    parallel_range(M, std::max<int64_t>(1, GRAIN / 4 / std::max<int64_t>(K, 1)), body);
-}
-
 template <class F> void dispatch(int dtype, F&& f) {
     for_each_dtype([&](auto d) {
         if (decltype(d)::value == dtype) f(typename dt_type<decltype(d)::value>::type{});
@@ -158,23 +98,6 @@ void run_scatter_add(const View& out, const View& indices, const View& values) {
     require_dtype("scatter_add", "values", values, out.dtype);
     std::vector<int64_t> idx = checked_indices("scatter_add", indices, out.shape[1]);
     dispatch(out.dtype, [&](auto t) { scatter<decltype(t)>(out, idx, values); });
-}
-
-void run_sort(const View& x, const View* values, const View* indices, bool descending,
-              bool stable) {
-    if (x.ndim != 2) throw std::invalid_argument("sort: expected x of shape (M, K).");
-    if (values) {
-        require_same_shape("sort", x, *values);
-        require_dtype("sort", "values_out", *values, x.dtype);
-    }
-    if (indices) {
-        require_same_shape("sort", x, *indices);
-        if (indices->dtype < I8 || indices->dtype > U64)
-            throw type_error("sort: indices_out must have an integer dtype; got " +
-                             std::string(DT_NAME[indices->dtype]) + ".");
-    }
-    if (!values && !indices) return;
-    dispatch(x.dtype, [&](auto t) { sort_rows<decltype(t)>(x, values, indices, descending, stable); });
 }
 
 // Philox-4x32-10: word i of out is word i % 4 of Philox(key, counter + i / 4).

@@ -1,0 +1,668 @@
+// Sort along the last axis (run_sort). Bool, integer and real floating rows go through a
+// stable LSD radix sort on order-preserving unsigned keys; complex rows (and rows of 2^32
+// elements or more) through a stable comparison sort of (value, position) pairs.
+//
+// Keys: integers flip the sign bit (unsigned and bool stay as they are); floats read -0.0
+// as +0.0 and every NaN as the largest key, then flip the sign bit of positives and every
+// bit of negatives. So -0.0 == 0.0 and NaNs sort last, ties in input order, as NumPy's
+// stable sort. Descending sorts the complemented keys ascending: ties (NaNs, now first)
+// keep input order, which is what the reference's reverse-argsort-reverse gives. The
+// values written are the input's own: keys are inverted, and the two blocks where that
+// loses bits (NaN payloads; zeros once a -0.0 was seen) are read from the input again.
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <new>
+#include <utility>
+#include <vector>
+
+#include "driver.h"
+
+namespace ndp {
+namespace {
+
+// Rows shorter than this take std::sort on the keys (with positions: a strict order,
+// so the stable one); longer ones the radix sort. Measured in docs/performance.md.
+constexpr int64_t RADIX_MIN = 64;
+// Rows this long are sorted by all threads together (histograms and scatter per block)
+// when there are too few rows to give each thread its own.
+constexpr int64_t PARALLEL_ROW_MIN = 1 << 16;
+// Values only, at least 64 / sizeof(key) rows of 4- or 8-byte keys at most this long: the
+// bitonic network below.
+constexpr int64_t NETWORK_MAX = 4096;
+
+// NOTE: what network_group calls is inlined into each of its versions (compiled per ISA).
+#define NDP_INLINE inline __attribute__((always_inline))
+
+// ---------------------------------------------------------------------------
+// Keys
+// ---------------------------------------------------------------------------
+template <size_t N> struct uint_of;
+template <> struct uint_of<1> { using type = uint8_t; };
+template <> struct uint_of<2> { using type = uint16_t; };
+template <> struct uint_of<4> { using type = uint32_t; };
+template <> struct uint_of<8> { using type = uint64_t; };
+template <class T> using sort_key_t = typename uint_of<sizeof(T)>::type;
+
+template <class U> inline constexpr U TOP = U(U(1) << (8 * sizeof(U) - 1));
+template <class U> inline constexpr U ONES = U(~U(0));
+
+// The bits of +inf: a larger magnitude is a NaN.
+template <class U> constexpr U inf_bits() {
+    if constexpr (sizeof(U) == 2) return 0x7C00;
+    else if constexpr (sizeof(U) == 4) return 0x7F800000u;
+    else return 0x7FF0000000000000ull;
+}
+
+// The key of v: unsigned order of keys is NumPy's sort order of values (see the top).
+// NOTE: branch-free and with signed compares only, so make_keys vectorises even for SSE2.
+template <class T> inline sort_key_t<T> to_key(T v) {
+    using U = sort_key_t<T>;
+    using S = std::make_signed_t<U>;
+    const U u = ld<U>(&v);
+    if constexpr (is_float_v<T>) {
+        const U mag = U(u & ~TOP<U>);
+        const U k = U(u ^ (U(S(u) >> (8 * sizeof(U) - 1)) | TOP<U>));
+        return S(mag) > S(inf_bits<U>()) ? ONES<U> : mag == 0 ? TOP<U> : k;
+    } else if constexpr (is_sint_v<T>) {
+        return U(u ^ TOP<U>);
+    } else {
+        return u;
+    }
+}
+
+// The value of a key; NaN's key gives one NaN, a zero's +0.0 (see patch_values).
+template <class T> inline T from_key(sort_key_t<T> k) {
+    using U = sort_key_t<T>;
+    using S = std::make_signed_t<U>;
+    U u = k;
+    if constexpr (is_float_v<T>) u = U(k ^ (U(~(S(k) >> (8 * sizeof(U) - 1))) | TOP<U>));
+    else if constexpr (is_sint_v<T>) u = U(k ^ TOP<U>);
+    return ld<T>(&u);
+}
+
+// What the sort moves: the key alone (values only) or the key and its position.
+template <class U> struct Keyed {
+    U key;
+    uint32_t pos;
+};
+template <class Item> inline constexpr bool keyed_v = !std::is_integral_v<Item>;
+template <class Item> inline auto key_of(const Item& v) {
+    if constexpr (keyed_v<Item>) return v.key;
+    else return v;
+}
+template <class Item> using item_key_t = decltype(key_of(std::declval<Item>()));
+template <class Item> inline bool item_less(const Item& a, const Item& b) {
+    if constexpr (keyed_v<Item>) return a.key < b.key || (a.key == b.key && a.pos < b.pos);
+    else return a < b;
+}
+
+template <class U> struct KeyStats {
+    U any = 0, all = ONES<U>;  // OR and AND of the keys: the digits that vary
+    bool neg_zero = false;     // a -0.0 was seen
+    void merge(const KeyStats& o) {
+        any |= o.any;
+        all &= o.all;
+        neg_zero |= o.neg_zero;
+    }
+};
+
+// Fills a[b, e) with the keys of x[b * s], ..., x[(e - 1) * s] xor `flip` (all ones when
+// descending), with their positions for Keyed items; folds their stats into st.
+template <class T, class Item>
+NDP_INLINE void make_keys(const T* x, int64_t s, int64_t b, int64_t e, sort_key_t<T> flip, Item* a,
+               KeyStats<sort_key_t<T>>& st) {
+    using U = sort_key_t<T>;
+    U any = 0, all = ONES<U>, negz = 0;
+    auto one = [&](int64_t i, T v) {
+        const U k = U(to_key(v) ^ flip);
+        any |= k;
+        all &= k;
+        if constexpr (is_float_v<T>) negz |= U(ld<U>(&v) == TOP<U>);
+        if constexpr (keyed_v<Item>) a[i] = Item{k, uint32_t(i)};
+        else a[i] = k;
+    };
+    if (s == 1)
+        for (int64_t i = b; i < e; ++i) one(i, x[i]);
+    else
+        for (int64_t i = b; i < e; ++i) one(i, x[i * s]);
+    st.merge({any, all, negz != 0});
+}
+
+// ---------------------------------------------------------------------------
+// LSD radix sort
+// ---------------------------------------------------------------------------
+// Digits of B bits, lowest first; a digit that is one value over the whole row (its bits
+// are clear in OR ^ AND of the keys) moves nothing and is skipped.
+template <class U, int B> struct Digits {
+    static constexpr int bits = std::min<int>(B, 8 * sizeof(U));
+    static constexpr int radix = 1 << bits;
+    static constexpr int passes = (8 * int(sizeof(U)) + bits - 1) / bits;
+    static int varying(U diff, int* shift) {
+        int n = 0;
+        for (int p = 0; p < passes; ++p)
+            if ((diff >> (p * bits)) & (radix - 1)) shift[n++] = p * bits;
+        return n;
+    }
+};
+
+// Adds the counts of the digits at shift[0, nd) of a[b, e) to h (nd tables of radix).
+template <int B, class Item>
+void histogram(const Item* a, int64_t b, int64_t e, const int* shift, int nd, uint32_t* h) {
+    constexpr int R = Digits<item_key_t<Item>, B>::radix;
+    for (int64_t i = b; i < e; ++i) {
+        const auto k = key_of(a[i]);
+        for (int j = 0; j < nd; ++j) ++h[j * R + ((k >> shift[j]) & (R - 1))];
+    }
+}
+
+// Moves src[b, e) to dst by the digit at `shift`, stably: off[d] is the next slot of d.
+template <int B, class Item>
+void scatter(const Item* src, Item* dst, int64_t b, int64_t e, int shift, uint32_t* off) {
+    constexpr int R = Digits<item_key_t<Item>, B>::radix;
+    for (int64_t i = b; i < e; ++i) {
+        const Item v = src[i];
+        dst[off[(key_of(v) >> shift) & (R - 1)]++] = v;
+    }
+}
+
+// Sorts a[0, n) (n < 2^32) with `tmp` of n items beside it and `hist` of passes * radix
+// counts; returns the buffer that holds the result (a or tmp).
+template <int B, class Item>
+Item* radix_sort(Item* a, Item* tmp, int64_t n, item_key_t<Item> diff, uint32_t* hist) {
+    using D = Digits<item_key_t<Item>, B>;
+    int shift[D::passes];
+    const int nd = D::varying(diff, shift);
+    std::fill(hist, hist + nd * D::radix, 0u);
+    histogram<B>(a, 0, n, shift, nd, hist);
+    for (int j = 0; j < nd; ++j) {
+        uint32_t* h = hist + j * D::radix;
+        uint32_t sum = 0;
+        for (int r = 0; r < D::radix; ++r) {
+            const uint32_t c = h[r];
+            h[r] = sum;
+            sum += c;
+        }
+        scatter<B>(a, tmp, 0, n, shift[j], h);
+        std::swap(a, tmp);
+    }
+    return a;
+}
+
+// radix_sort by all threads: a[0, n) cut into nb blocks; per pass, each block counts its
+// digits, then scatters to slots after those of lower digits and of earlier blocks.
+template <int B, class Item>
+Item* radix_sort_parallel(Item* a, Item* tmp, int64_t n, item_key_t<Item> diff, int64_t nb) {
+    using D = Digits<item_key_t<Item>, B>;
+    int shift[D::passes];
+    const int nd = D::varying(diff, shift);
+    std::vector<uint32_t> hist(static_cast<size_t>(nb * D::radix));
+    auto lo = [&](int64_t c) { return n * c / nb; };
+    for (int j = 0; j < nd; ++j) {
+        parallel_range(nb, 1, [&](int64_t cb, int64_t ce) {
+            for (int64_t c = cb; c < ce; ++c) {
+                uint32_t* h = hist.data() + c * D::radix;
+                std::fill(h, h + D::radix, 0u);
+                histogram<B>(a, lo(c), lo(c + 1), shift + j, 1, h);
+            }
+        });
+        uint32_t sum = 0;
+        for (int r = 0; r < D::radix; ++r)
+            for (int64_t c = 0; c < nb; ++c) {
+                uint32_t& h = hist[c * D::radix + r];
+                const uint32_t cnt = h;
+                h = sum;
+                sum += cnt;
+            }
+        parallel_range(nb, 1, [&](int64_t cb, int64_t ce) {
+            for (int64_t c = cb; c < ce; ++c)
+                scatter<B>(a, tmp, lo(c), lo(c + 1), shift[j], hist.data() + c * D::radix);
+        });
+        std::swap(a, tmp);
+    }
+    return a;
+}
+
+// ---------------------------------------------------------------------------
+// Rows: keys in, sorted values and positions out
+// ---------------------------------------------------------------------------
+// The operands of run_sort; strides in elements, v / ix null when not asked for.
+template <class T> struct Job {
+    const T* x;
+    int64_t xs0, xs;
+    T* v;
+    int64_t vs0, vs;
+    char* ix;
+    int idt;
+    int64_t is0, is;
+    int64_t K;
+    uint64_t flip;  // all ones when descending (keys are cut to their width where used)
+    const T* xrow(int64_t m) const { return x + m * xs0; }
+};
+
+template <class F> void dispatch(int dtype, F&& f) {
+    for_each_dtype([&](auto d) {
+        if (decltype(d)::value == dtype) f(typename dt_type<decltype(d)::value>::type{});
+    });
+}
+
+// Row m's positions [b, e) of the index dtype: pos(i), wrapping as a cast does.
+template <class T, class F> void write_positions(const Job<T>& j, int64_t m, int64_t b, int64_t e, F&& pos) {
+    dispatch(j.idt, [&](auto t) {
+        using I = decltype(t);
+        if constexpr (is_int_v<I>) {
+            I* O = reinterpret_cast<I*>(j.ix) + m * j.is0;
+            for (int64_t i = b; i < e; ++i) O[i * j.is] = static_cast<I>(pos(i));
+        }
+    });
+}
+
+// Writes row m's outputs [b, e) from the sorted items r: the values (see the top) and the
+// positions.
+template <class T, class Item>
+NDP_INLINE void write_row(const Job<T>& j, int64_t m, const Item* r, int64_t b, int64_t e, bool neg_zero) {
+    using U = sort_key_t<T>;
+    if (j.v) {
+        const T* X = j.xrow(m);
+        T* V = j.v + m * j.vs0;
+        for (int64_t i = b; i < e; ++i) {
+            const U k = U(key_of(r[i]) ^ j.flip);
+            T val = from_key<T>(k);
+            if constexpr (keyed_v<Item> && is_float_v<T>)
+                if (k == ONES<U> || (neg_zero && k == TOP<U>)) val = X[int64_t(r[i].pos) * j.xs];
+            V[i * j.vs] = val;
+        }
+    }
+    if constexpr (keyed_v<Item>)
+        if (j.ix) write_positions(j, m, b, e, [&](int64_t i) { return r[i].pos; });
+}
+
+// Values only: the block of key `key` in the sorted keys r gets the input's own values of
+// that key, in input order (the stable order).
+template <class T, class U>
+void patch_block(const Job<T>& j, int64_t m, const U* r, U key) {
+    const auto [lo, hi] = std::equal_range(r, r + j.K, U(key ^ j.flip));
+    const T* X = j.xrow(m);
+    T* V = j.v + m * j.vs0;
+    for (int64_t i = 0, out = lo - r; out < hi - r; ++i) {
+        const T val = X[i * j.xs];
+        if (to_key(val) == key) V[out++ * j.vs] = val;
+    }
+}
+
+template <class T, class Item>
+void patch_values(const Job<T>& j, int64_t m, const Item* r, bool neg_zero) {
+    using U = sort_key_t<T>;
+    if constexpr (is_float_v<T> && !keyed_v<Item>) {
+        patch_block(j, m, r, ONES<U>);
+        if (neg_zero) patch_block(j, m, r, TOP<U>);
+    }
+}
+
+template <int B, class T, class Item>
+void sort_row(const Job<T>& j, int64_t m, Item* a, Item* tmp, uint32_t* hist) {
+    const int64_t n = j.K;
+    KeyStats<sort_key_t<T>> st;
+    make_keys(j.xrow(m), j.xs, 0, n, sort_key_t<T>(j.flip), a, st);
+    Item* r = a;
+    if (n < RADIX_MIN) std::sort(a, a + n, item_less<Item>);
+    else r = radix_sort<B>(a, tmp, n, sort_key_t<T>(st.any ^ st.all), hist);
+    write_row(j, m, r, 0, n, st.neg_zero);
+    if (j.v) patch_values(j, m, r, st.neg_zero);
+}
+
+
+template <int B, class T, class Item>
+void sort_row_parallel(const Job<T>& j, int64_t m, Item* a, Item* tmp) {
+    const int64_t n = j.K, nb = std::min<int64_t>(64, 4 * num_threads());
+    auto lo = [&](int64_t c) { return n * c / nb; };
+    std::vector<KeyStats<sort_key_t<T>>> part(static_cast<size_t>(nb));
+    parallel_range(nb, 1, [&](int64_t cb, int64_t ce) {
+        for (int64_t c = cb; c < ce; ++c) make_keys(j.xrow(m), j.xs, lo(c), lo(c + 1), sort_key_t<T>(j.flip), a, part[c]);
+    });
+    KeyStats<sort_key_t<T>> st;
+    for (const auto& p : part) st.merge(p);
+    Item* r = radix_sort_parallel<B>(a, tmp, n, sort_key_t<T>(st.any ^ st.all), nb);
+    parallel_range(nb, 1, [&](int64_t cb, int64_t ce) {
+        for (int64_t c = cb; c < ce; ++c) write_row(j, m, r, lo(c), lo(c + 1), st.neg_zero);
+    });
+    if (j.v) patch_values(j, m, r, st.neg_zero);
+}
+
+// ---------------------------------------------------------------------------
+// Bitonic network: values only, 4- and 8-byte keys, rows of at most NETWORK_MAX
+// ---------------------------------------------------------------------------
+// L = 64 / sizeof(key) rows at a time, one per vector lane: the rows' keys (padded with
+// all-ones keys to P, a power of two) are transposed in L x L blocks into P vectors, so
+// vector i holds the i-th key of every row, and one bitonic network sorts all L columns
+// with vector min / max. Blocks of 16 vectors go through registers: the first 4 stages of
+// each merge and the 16-sorts at the start; larger strides take up to 4 stages per pass.
+typedef uint32_t v16u32 __attribute__((vector_size(64)));
+typedef uint64_t v8u64 __attribute__((vector_size(64)));
+
+// NOTE: the vectors of the network are 64-byte aligned (the scratch is): GCC keeps the
+// alignment of a vector type given as a template argument whatever its typedef says.
+template <bool Desc, class V> NDP_INLINE void exchange(V& a, V& b) {
+    const V lo = a < b ? a : b, hi = a < b ? b : a;
+    a = Desc ? hi : lo;
+    b = Desc ? lo : hi;
+}
+
+// NOTE: the loops over vectors are compile-time recursions: a loop GCC leaves rolled would
+// index r at run time and put it on the stack.
+// The exchanges of stride J among r[0, N), from the H-th pair on: descending where bit K of
+// the position is set, or everywhere with Desc (K = 0).
+template <int N, int J, int K, bool Desc, int H = 0, class V> NDP_INLINE void exchanges(V* r) {
+    if constexpr (H < N / 2) {
+        constexpr int i = H / J * 2 * J + H % J;  // the H-th position with bit J clear
+        exchange<K ? (i & K) != 0 : Desc>(r[i], r[i + J]);
+        exchanges<N, J, K, Desc, H + 1>(r);
+    }
+}
+
+// The exchanges of strides J, J / 2, ..., 1.
+template <int N, int J, int K, bool Desc, class V> NDP_INLINE void cascade(V* r) {
+    exchanges<N, J, K, Desc>(r);
+    if constexpr (J > 1) cascade<N, J / 2, K, Desc>(r);
+}
+
+// G stages (strides off[1 << (G - 1)], ..., off[1]) on the 2^G vectors p[off[s]].
+template <int G, bool Desc, class V> NDP_INLINE void stages(V* p, const int64_t* off) {
+    V r[1 << G];
+#pragma GCC unroll 16
+    for (int s = 0; s < (1 << G); ++s) r[s] = p[off[s]];
+    cascade<1 << G, (1 << G) / 2, 0, Desc>(r);
+#pragma GCC unroll 16
+    for (int s = 0; s < (1 << G); ++s) p[off[s]] = r[s];
+}
+
+// The stages of strides 2^top, ..., 2^(top - G + 1) of the merge of blocks of 2^kb
+// (descending where bit kb of the position is set).
+template <int G, class V> NDP_INLINE void merge_pass(V* p, int64_t P, int top, int kb) {
+    int64_t off[1 << G], mask = 0;
+    for (int s = 0; s < (1 << G); ++s) {
+        off[s] = 0;
+        for (int g = 0; g < G; ++g)
+            if (s & (1 << g)) off[s] |= int64_t(1) << (top - G + 1 + g);
+    }
+    for (int g = 0; g < G; ++g) mask |= int64_t(1) << (top - G + 1 + g);
+    for (int64_t b = 0; b < P; ++b) {
+        if (b & mask) continue;
+        if ((b >> kb) & 1) stages<G, true>(p + b, off);
+        else stages<G, false>(p + b, off);
+    }
+}
+
+// Sorts r[0, 16): ascending, or descending with Desc (blocks of K first).
+template <bool Desc, int K = 2, class V> NDP_INLINE void sort16(V* r) {
+    if constexpr (K < 16) {
+        cascade<16, K / 2, K, false>(r);
+        sort16<Desc, 2 * K>(r);
+    } else {
+        cascade<16, 8, 0, Desc>(r);
+    }
+}
+
+// The merges of blocks of 32 .. P; the last one's stages of strides 8 .. 1 are left to the
+// caller (network, on its way out).
+template <class V> NDP_INLINE void merges(V* p, int64_t P) {
+    const int logp = __builtin_ctzll(uint64_t(P));
+    for (int kb = 5; kb <= logp; ++kb) {
+        for (int top = kb - 1; top >= 4;) {
+            const int g = std::min(4, top - 3);
+            if (g == 4) merge_pass<4>(p, P, top, kb);
+            else if (g == 3) merge_pass<3>(p, P, top, kb);
+            else if (g == 2) merge_pass<2>(p, P, top, kb);
+            else merge_pass<1>(p, P, top, kb);
+            top -= g;
+        }
+        if (kb < logp) merge_pass<4>(p, P, 3, kb);
+    }
+}
+
+// Transposes the L x L block of lanes in r[0, L): butterflies on the lane bits.
+template <class V, int L, int H, size_t... I> NDP_INLINE V low_lanes(std::index_sequence<I...>) {
+    return V{((I & H) ? L + I - H : I)...};
+}
+template <class V, int L, int H, size_t... I> NDP_INLINE V high_lanes(std::index_sequence<I...>) {
+    return V{((I & H) ? L + I : I + H)...};
+}
+template <class V, int L, int H, int I = 0> NDP_INLINE void transpose(V* r) {
+    if constexpr (I < L / 2) {
+        constexpr int i = I / H * 2 * H + I % H;
+        const V a = r[i], b = r[i + H];
+        r[i] = __builtin_shuffle(a, b, low_lanes<V, L, H>(std::make_index_sequence<L>{}));
+        r[i + H] = __builtin_shuffle(a, b, high_lanes<V, L, H>(std::make_index_sequence<L>{}));
+        transpose<V, L, H, I + 1>(r);
+    } else if constexpr (H > 1) {
+        transpose<V, L, H / 2>(r);
+    }
+}
+
+// Sorts the L rows keys[l * P, (l + 1) * P) ascending (P a power of two >= 16) through
+// `vecs`, P vectors. Each 16 vectors are sorted (alternately up and down) on their way in
+// and get the last 4 stages on their way out.
+template <class V, class U> NDP_INLINE void network(U* keys, int64_t P, V* vecs) {
+    constexpr int L = 64 / sizeof(U);
+    static_assert(16 % L == 0);
+    for (int64_t c = 0; c < P; c += 16) {
+        V r[16];
+        for (int h = 0; h < 16; h += L) {
+            for (int l = 0; l < L; ++l) std::memcpy(&r[h + l], keys + l * P + c + h, 64);
+            transpose<V, L, L / 2>(r + h);
+        }
+        if (c & 16) sort16<true>(r);
+        else sort16<false>(r);
+        for (int i = 0; i < 16; ++i) vecs[c + i] = r[i];
+    }
+    merges(vecs, P);
+    for (int64_t c = 0; c < P; c += 16) {
+        V r[16];
+        for (int i = 0; i < 16; ++i) r[i] = vecs[c + i];
+        if (P > 16) cascade<16, 8, 0, false>(r);
+        for (int h = 0; h < 16; h += L) {
+            transpose<V, L, L / 2>(r + h);
+            for (int l = 0; l < L; ++l) std::memcpy(keys + l * P + c + h, &r[h + l], 64);
+        }
+    }
+}
+
+// NOTE: one group of rows is compiled for AVX-512 and AVX2 beside the baseline and picked
+// at load (an ifunc): the network is vector min / max and shuffles only. It pays for 4-byte
+// keys from AVX2 on, for 8-byte ones only with AVX-512 (measured in docs/performance.md);
+// elsewhere the radix sort runs. NDP_NO_CLONES builds the version the compiler flags give.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(NDP_NO_CLONES)
+#define NDP_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+template <class U> bool network_pays() {
+    return __builtin_cpu_supports(sizeof(U) == 4 ? "avx2" : "avx512f");
+}
+#else
+#define NDP_CLONES
+template <class U> bool network_pays() { return false; }
+#endif
+
+// Rows [L * g, L * (g + 1)) of j through the network, with `keys` of L * P and `vecs` of
+// P vectors (64-byte aligned).
+template <class T>
+NDP_CLONES void network_group(const Job<T>& j, int64_t g, sort_key_t<T>* keys, int64_t P, void* vecs) {
+    using U = sort_key_t<T>;
+    using V = std::conditional_t<sizeof(U) == 4, v16u32, v8u64>;
+    constexpr int L = 64 / sizeof(U);
+    KeyStats<U> st[L];
+    for (int l = 0; l < L; ++l) {
+        make_keys(j.xrow(g * L + l), j.xs, 0, j.K, U(j.flip), keys + l * P, st[l]);
+        std::fill(keys + l * P + j.K, keys + (l + 1) * P, ONES<U>);
+    }
+    network(keys, P, static_cast<V*>(vecs));
+    for (int l = 0; l < L; ++l) {
+        write_row(j, g * L + l, keys + l * P, 0, j.K, st[l].neg_zero);
+        patch_values(j, g * L + l, keys + l * P, st[l].neg_zero);
+    }
+}
+
+// Groups [gb, ge) of L rows of j through network_group.
+template <class T> void network_rows(const Job<T>& j, int64_t gb, int64_t ge) {
+    using U = sort_key_t<T>;
+    constexpr int L = 64 / sizeof(U);
+    int64_t P = 16;
+    while (P < j.K) P *= 2;
+    std::unique_ptr<U[]> keys(new U[L * P]);
+    std::unique_ptr<char[]> raw(new char[P * 64 + 64]);
+    void* vecs = raw.get() + (64 - reinterpret_cast<uintptr_t>(raw.get()) % 64);
+    for (int64_t g = gb; g < ge; ++g) network_group(j, g, keys.get(), P, vecs);
+}
+
+template <class Item> struct Scratch {
+    std::unique_ptr<Item[]> a, tmp;
+    std::unique_ptr<uint32_t[]> hist;
+    explicit Scratch(int64_t K, int64_t nhist)
+        : a(new Item[K]), tmp(new Item[K]), hist(new uint32_t[nhist]) {}
+};
+
+// parallel_range for a body that may fail to allocate: a body must not throw, so the
+// failure is raised after the region.
+template <class F> void parallel_alloc(int64_t n, int64_t grain, F&& f) {
+    std::atomic<bool> failed{false};
+    parallel_range(n, grain, [&](int64_t b, int64_t e) {
+        try {
+            f(b, e);
+        } catch (...) {
+            failed = true;
+        }
+    });
+    if (failed) throw std::bad_alloc();
+}
+
+template <class T, class Item> void real_rows(const Job<T>& j, int64_t M) {
+    constexpr int B = 8;
+    using U = sort_key_t<T>;
+    using D = Digits<U, B>;
+    const int64_t K = j.K;
+    const int nt = num_threads();
+    if (K >= PARALLEL_ROW_MIN && nt > 1 && M < 2 * nt) {
+        Scratch<Item> s(K, 1);
+        for (int64_t m = 0; m < M; ++m) sort_row_parallel<B>(j, m, s.a.get(), s.tmp.get());
+        return;
+    }
+    int64_t done = 0;
+    if constexpr (!keyed_v<Item> && (sizeof(U) == 4 || sizeof(U) == 8)) {
+        constexpr int L = 64 / sizeof(U);
+        if (K <= NETWORK_MAX && M >= L && network_pays<U>()) {
+            parallel_alloc(M / L, std::max<int64_t>(1, GRAIN / 8 / (L * K)),
+                           [&](int64_t b, int64_t e) { network_rows(j, b, e); });
+            done = M / L * L;
+        }
+    }
+    parallel_alloc(M - done, std::max<int64_t>(1, GRAIN / 8 / K), [&](int64_t b, int64_t e) {
+        Scratch<Item> s(K, D::passes * D::radix);
+        for (int64_t m = done + b; m < done + e; ++m) sort_row<B>(j, m, s.a.get(), s.tmp.get(), s.hist.get());
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Comparison sort: complex dtypes
+// ---------------------------------------------------------------------------
+// NumPy's sort order: NaNs last; complex lexicographic with NaN parts last.
+template <class T> inline bool sort_less(T a, T b) {
+    if constexpr (is_complex_v<T>) {
+        auto ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
+        if (ar < br) return ai == ai || bi != bi;
+        if (ar > br) return bi != bi && ai == ai;
+        if (ar == br || (ar != ar && br != br)) return ai < bi || (bi != bi && ai == ai);
+        return br != br;
+    } else if constexpr (is_f16_v<T>) {
+        float fa = static_cast<float>(a), fb = static_cast<float>(b);
+        return fa < fb || (fb != fb && fa == fa);
+    } else if constexpr (is_float_v<T>) {
+        return a < b || (b != b && a == a);
+    } else {
+        return a < b;
+    }
+}
+
+template <class T> void compare_rows(const Job<T>& j, int64_t M, bool descending, bool stable) {
+    using Pair = std::pair<T, int64_t>;
+    // NOTE: descending with a stable "greater" keeps ties in input order, exactly what the
+    // reference's reverse-argsort-reverse gives; NaNs come first.
+    auto lt = [&](const Pair& p, const Pair& q) {
+        return descending ? sort_less(q.first, p.first) : sort_less(p.first, q.first);
+    };
+    const int64_t K = j.K;
+    parallel_alloc(M, std::max<int64_t>(1, GRAIN / 4 / K), [&](int64_t b, int64_t e) {
+        std::vector<Pair> row(static_cast<size_t>(K));
+        for (int64_t m = b; m < e; ++m) {
+            for (int64_t k = 0; k < K; ++k) row[k] = {j.xrow(m)[k * j.xs], k};
+            if (stable || j.ix) std::stable_sort(row.begin(), row.end(), lt);
+            else std::sort(row.begin(), row.end(), lt);
+            if (j.v)
+                for (int64_t k = 0; k < K; ++k) j.v[m * j.vs0 + k * j.vs] = row[k].first;
+            if (j.ix) write_positions(j, m, 0, K, [&](int64_t k) { return row[k].second; });
+        }
+    });
+}
+
+// The bytes [lo, hi) a view can touch.
+std::pair<const char*, const char*> extent(const View& v) {
+    const char* lo = v.data;
+    const char* hi = v.data + v.itemsize();
+    for (int d = 0; d < v.ndim; ++d) {
+        const int64_t off = (v.shape[d] - 1) * v.strides[d] * v.itemsize();
+        (off < 0 ? lo : hi) += off;
+    }
+    return {lo, hi};
+}
+
+bool overlap(const View& a, const View* b) {
+    if (!b || a.size == 0) return false;
+    auto [alo, ahi] = extent(a);
+    auto [blo, bhi] = extent(*b);
+    return alo < bhi && blo < ahi;
+}
+
+}  // namespace
+
+void run_sort(const View& x, const View* values, const View* indices, bool descending,
+              bool stable) {
+    if (x.ndim != 2) throw std::invalid_argument("sort: expected x of shape (M, K).");
+    if (values) {
+        require_same_shape("sort", x, *values);
+        require_dtype("sort", "values_out", *values, x.dtype);
+    }
+    if (indices) {
+        require_same_shape("sort", x, *indices);
+        if (indices->dtype < I8 || indices->dtype > U64)
+            throw type_error("sort: indices_out must have an integer dtype; got " +
+                             std::string(DT_NAME[indices->dtype]) + ".");
+    }
+    if ((!values && !indices) || x.size == 0) return;
+    // NOTE: the outputs are written while the input is read again (patch_values, write_row):
+    // an output overlapping the input gets a contiguous copy of it first.
+    std::unique_ptr<char[]> hold;
+    View src = x;
+    if (overlap(x, values) || overlap(x, indices)) {
+        hold.reset(new char[static_cast<size_t>(x.size * x.itemsize())]);
+        src.data = hold.get();
+        src.strides[0] = x.shape[1];
+        src.strides[1] = 1;
+        run_copy(x, src);
+    }
+    dispatch(x.dtype, [&](auto t) {
+        using T = decltype(t);
+        Job<T> j{reinterpret_cast<const T*>(src.data), src.strides[0], src.strides[1],
+                 values ? reinterpret_cast<T*>(values->data) : nullptr,
+                 values ? values->strides[0] : 0, values ? values->strides[1] : 0,
+                 indices ? indices->data : nullptr, indices ? indices->dtype : 0,
+                 indices ? indices->strides[0] : 0, indices ? indices->strides[1] : 0,
+                 x.shape[1], descending ? ~uint64_t(0) : 0};
+        const int64_t M = x.shape[0];
+        if constexpr (is_complex_v<T>) {
+            compare_rows(j, M, descending, stable);
+        } else {
+            if (j.K >= (int64_t(1) << 32)) compare_rows(j, M, descending, stable);
+            else if (indices) real_rows<T, Keyed<sort_key_t<T>>>(j, M);
+            else real_rows<T, sort_key_t<T>>(j, M);
+        }
+    });
+}
+
+}  // namespace ndp
