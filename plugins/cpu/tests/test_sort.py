@@ -186,7 +186,7 @@ def test_sort_zero_ties_keep_input_order(h):
 
 def test_sort_errors(h):
     x = h.put(np.zeros((2, 3), np.float32))
-    with pytest.raises(TypeError, match="sort: indices_out must have an integer dtype; got float32."):
+    with pytest.raises(TypeError, match=r"sort: indices_out must have an integer dtype; got float32\."):
         h.be.sort(x, None, h.empty((2, 3), ndplane.float32), False, True)
     with pytest.raises(TypeError, match="values_out"):
         h.be.sort(x, h.empty((2, 3), ndplane.float64), None, False, True)
