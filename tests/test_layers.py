@@ -45,7 +45,9 @@ LAYERS: list[tuple[str, list[str]]] = [
         "autograd.rules", "autograd.rules_extra", "autograd.engine", "autograd", "composite",
         "nn.functional", "nn.init", "nn.modules", "nn", "optim",
     ]),
-    ("the package: method binding, public namespace", ["_numpy_functions", "_numpy_protocol", "_methods", ""]),
+    ("the package: method binding, public namespace", [
+        "_numpy_operands", "_numpy_functions", "_numpy_creation", "_numpy_protocol", "_methods", "",
+    ]),
     ("clients of the package: examples, command line, conformance suite", [
         "examples._data", "examples.digits_mlp", "examples.*", "examples", "_scaffold", "cli", "__main__",
         "_dask_sizeof", "dask", "cubed",

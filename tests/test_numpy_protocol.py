@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ndplane as nd
-from ndplane._numpy_functions import FUNCTIONS
+from ndplane._numpy_operands import FUNCTIONS
 from ndplane._numpy_protocol import UFUNCS
 
 RNG = np.random.default_rng(0)

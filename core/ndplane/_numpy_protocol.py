@@ -31,18 +31,9 @@ from . import _dispatch, _dtypes
 from . import _namespace as nd
 from ._array import Array
 from ._devices import Device
-from ._numpy_functions import (
-    FUNCTIONS,
-    LIKE,
-    SIGNATURES,
-    Unsupported,
-    device_of,
-    into,
-    numpy_squeeze,
-    only,
-    operand,
-    walk,
-)
+from ._numpy_creation import LIKE
+from ._numpy_functions import numpy_squeeze
+from ._numpy_operands import FUNCTIONS, SIGNATURES, Unsupported, device_of, into, only, operand, walk
 
 __all__ = ["UFUNCS", "array_function", "array_ufunc", "copy", "ravel", "squeeze"]
 
