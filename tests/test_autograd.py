@@ -149,6 +149,23 @@ def test_inplace_and_setitem_are_recorded() -> None:
     assert w.grad.tolist() == [2 * 100.0 * 2 * 10.0]
 
 
+def test_imatmul_under_autograd() -> None:
+    # As for x *= w: matmul saves the value before the write, so the backward pass detects the
+    # write; a leaf refuses it at once; under no_grad it is a plain write.
+    x = nd.asarray([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    w = nd.asarray([[0.5, -1.0], [2.0, 1.0]], requires_grad=True)
+    h = x * 1.0
+    h @= w
+    assert h.tolist() == [[4.5, 1.0], [9.5, 1.0]]
+    with pytest.raises(RuntimeError, match="modified in place"):
+        nd.sum(h).backward()
+    with pytest.raises(RuntimeError, match="leaf"):
+        x @= w
+    with nd.no_grad():
+        x @= w
+    assert x.tolist() == [[4.5, 1.0], [9.5, 1.0]]
+
+
 def test_no_grad_and_detach() -> None:
     x = nd.ones(3, requires_grad=True)
     with nd.no_grad():

@@ -22,7 +22,8 @@ SOURCE = "\n".join(p.read_text() for p in sorted(SUITE.glob("*.py")))
 # Array methods that are not elementwise operators, and the conformance test that calls them.
 OTHER_DUNDERS = {
     "__getitem__": "test_indexing.py", "__setitem__": "test_indexing.py", "__matmul__": "test_matmul.py",
-    "__rmatmul__": "test_matmul.py", "__array__": "test_array_api_extras.py::test_python_conversions",
+    "__rmatmul__": "test_matmul.py", "__imatmul__": "test_matmul.py::test_imatmul",
+    "__array__": "test_array_api_extras.py::test_python_conversions",
     "__array_namespace__": "test_array_api_extras.py::test_python_conversions",
     "__bool__": "test_array_api_extras.py::test_python_conversions",
     "__int__": "test_array_api_extras.py::test_python_conversions",

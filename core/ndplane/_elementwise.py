@@ -1073,23 +1073,29 @@ def _inplace(op: str, dunder: str) -> Callable[[Array, Any], Array]:
         track = self.requires_grad and _graph.is_grad_enabled()
         if not track and binary is _dispatch.binary and _dispatch.binary_inplace(op, self, other):
             return self
-        result = binary(op, _graph.alias(self) if track else self, other)
-        if result.shape != self.shape:
-            raise ValueError(
-                f"{dunder}: the result shape {result.shape} differs from the array's shape {self.shape}; "
-                f"an in-place operation cannot broadcast its target."
-            )
-        if result.dtype is not self.dtype and _KIND_RANK[result.dtype.kind] > _KIND_RANK[self.dtype.kind]:
-            raise TypeError(
-                f"{dunder}: the result dtype {result.dtype.name} cannot be stored in the {self.dtype.name} "
-                f"array in place; use x = x {op} y instead."
-            )
-        _dispatch.assign(self, result, dunder)
-        if result.requires_grad:
-            _graph.record("identity", self, (result,))
-        return self
+        return store_inplace(self, binary(op, _graph.alias(self) if track else self, other), dunder, op)
 
     return method
+
+
+def store_inplace(self: Array, result: Array, dunder: str, op: str) -> Array:
+    """The end of ``self OP= other`` (``dunder``), ``result`` being ``self OP other`` computed
+    from ``_graph.alias(self)`` where the graph records: writes it into ``self``, which keeps
+    its shape and dtype, and records the write for autograd. Returns ``self``."""
+    if result.shape != self.shape:
+        raise ValueError(
+            f"{dunder}: the result shape {result.shape} differs from the array's shape {self.shape}; "
+            f"an in-place operation cannot broadcast its target."
+        )
+    if result.dtype is not self.dtype and _KIND_RANK[result.dtype.kind] > _KIND_RANK[self.dtype.kind]:
+        raise TypeError(
+            f"{dunder}: the result dtype {result.dtype.name} cannot be stored in the {self.dtype.name} "
+            f"array in place; use x = x {op} y instead."
+        )
+    _dispatch.assign(self, result, dunder)
+    if result.requires_grad:
+        _graph.record("identity", self, (result,))
+    return self
 
 
 _KIND_RANK = {"bool": 0, "int": 1, "uint": 1, "float": 2, "complex": 3}

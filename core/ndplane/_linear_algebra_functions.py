@@ -7,6 +7,7 @@ from typing import Any
 
 from . import _dispatch, _dtypes, _graph, _layout, _statistical
 from ._array import Array
+from ._elementwise import store_inplace
 from ._manipulation import permute_dims, reshape
 from .backend.base import Ref
 
@@ -139,6 +140,23 @@ def __matmul__(self: Array, other: Any) -> Any:
     [3, 7]
     """
     return matmul(self, other) if type(other) is Array else NotImplemented
+
+
+def __imatmul__(self: Array, other: Any) -> Array:
+    """``self @= other``: :func:`ndplane.matmul` written into ``self``, which keeps its shape
+    and dtype (so ``other`` must be square in its last two axes, and broadcast no batch axes).
+
+    >>> import ndplane as nd
+    >>> x = nd.asarray([[1.0, 2.0], [3.0, 4.0]])
+    >>> x @= nd.asarray([[0.0, 1.0], [1.0, 0.0]])
+    >>> x.tolist()
+    [[2.0, 1.0], [4.0, 3.0]]
+    """
+    if type(other) is not Array:
+        raise TypeError(f"__imatmul__: expected an ndplane array, got {type(other).__name__}.")
+    _graph.check_inplace(self, "__imatmul__")
+    track = self.requires_grad and _graph.is_grad_enabled()
+    return store_inplace(self, matmul(_graph.alias(self) if track else self, other), "__imatmul__", "@")
 
 
 def __rmatmul__(self: Array, other: Any) -> Any:

@@ -172,6 +172,7 @@ METHODS: dict[str, Any] = {
     "__hash__": object.__hash__,  # __eq__ is elementwise; keep identity hashing
     "__matmul__": _linear_algebra_functions.__matmul__,
     "__rmatmul__": _linear_algebra_functions.__rmatmul__,
+    "__imatmul__": _linear_algebra_functions.__imatmul__,
     "__getitem__": _subscript.getitem,
     "__setitem__": _subscript.setitem,
     "__dlpack__": _dlpack.__dlpack__,

@@ -114,6 +114,28 @@ def test_matmul_errors(device: nd.Device) -> None:
         nd.matmul(nd.zeros((), device=device), x)
 
 
+def test_imatmul(device: nd.Device) -> None:
+    """``x @= y`` writes ``x @ y`` into x: same shape and dtype, a transposed target included."""
+    rng = np.random.default_rng(7)
+    for dt in h.supported(device, ("int", "float")):
+        npdt = h.np_dtype(dt)
+        a, b = rng.integers(-3, 4, (2, 3, 4)).astype(npdt), rng.integers(-3, 4, (4, 4)).astype(npdt)
+        x = nd.asarray(a, device=device)
+        x @= nd.asarray(b, device=device)
+        h.assert_same(x, a @ b, dt)
+        t = nd.asarray(np.ascontiguousarray(a[0].T), device=device).T  # a strided target
+        t @= nd.asarray(b, device=device)
+        h.assert_same(t, a[0] @ b, dt)
+    x = nd.zeros((2, 3), device=device)
+    with pytest.raises(ValueError, match="__imatmul__"):
+        x @= nd.zeros((3, 4), device=device)
+    ints, floats = h.supported(device, ("int",)), h.supported(device, ("float",))
+    if ints and floats:
+        i = nd.zeros((2, 2), dtype=ints[0], device=device)
+        with pytest.raises(TypeError, match="__imatmul__"):
+            i @= nd.ones((2, 2), dtype=floats[0], device=device)
+
+
 @h.hyp()
 @given(layout=h.layouts(h.shapes(min_dims=1, max_dims=3)), data=st.data())
 def test_vecdot(device: nd.Device, layout: h.Layout, data: st.DataObject) -> None:
