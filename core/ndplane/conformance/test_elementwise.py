@@ -707,6 +707,11 @@ def test_signed_zero_and_specials(device: nd.Device) -> None:
             assert oracle is not None
             expected = oracle(v)
             h.assert_same(_call(op, x), expected, dtype, exact=True, signed_zeros=True, msg=f"{op}: ")
+        h.assert_same(nd.sign(x), np.sign(v), dtype, exact=True, signed_zeros=True, msg="sign: ")
+        zeros = nd.asarray(v[:2], device=device)
+        for op in ("sin", "tan", "sinh", "tanh", "asin", "atan", "asinh", "atanh", "expm1", "log1p", "sqrt"):
+            if nd.isdtype(dtype, "real floating"):  # odd functions (and sqrt) keep the sign of zero
+                h.assert_same(_call(op, zeros), v[:2], dtype, exact=True, signed_zeros=True, msg=f"{op}: ")
         h.assert_same(nd.signbit(x), np.signbit(v), nd.bool)
         h.assert_same(nd.copysign(nd.ones_like(x), x), np.copysign(np.ones_like(v), v), dtype,
                       exact=True, signed_zeros=True)  # fmt: skip

@@ -37,9 +37,11 @@ fn f_minimum(a: f32, b: f32) -> f32 {
   return select(b, a, a < b);
 }
 
+// NOTE: from the bits: Mesa's NIR turned the select chain into its fsign, -0.0 for +0.0.
 fn f_sign(x: f32) -> f32 {
-  if (f_isnan(x)) { return x; }
-  return select(select(0.0, -1.0, x < 0.0), 1.0, x > 0.0);
+  let b = bitcast<u32>(x);
+  if (f_isnan(x) || (b & 0x7fffffffu) == 0u) { return select(x, 0.0, b << 1u == 0u); }
+  return bitcast<f32>((b & 0x80000000u) | 0x3f800000u);
 }
 
 // C fmod (sign of a), exact: integer long division of the significands (musl's fmodf).
@@ -223,7 +225,7 @@ fn f_expm1(x: f32) -> f32 {
   if (f_isnan(x)) { return x; }
   if (x > 88.72283935546875) { return f_inf(); }
   let ax = f_abs(x);
-  if (ax < 1e-5) { return x + 0.5 * x * x; }
+  if (ax < 1e-5) { return x * (1.0 + 0.5 * x); }  // keeps the sign of zero
   let u = f_exp(x);
   if (u == 1.0) { return x; }
   let um1 = u - 1.0;
@@ -236,13 +238,75 @@ const PIO4: f32 = 0.785398163397448309616;
 const PIO2: f32 = 1.57079632679489661923;
 const PI: f32 = 3.14159265358979323846;
 
-// Cody-Waite reduction by pi/4: (octant j, reduced z); accurate for |x| < 8192 * pi.
+// 4/pi in binary, 32 bits a word: word 0 holds the weights 2^32 .. 2^1 (zero), word k the
+// weights 2^(32 - 32k) .. 2^(1 - 32k); enough for every finite f32 (f_trig_reduce_big).
+var<private> F_4_OVER_PI: array<u32, 11> = array<u32, 11>(
+  0x00000000u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u, 0x3c439041u,
+  0xfe5163abu, 0xdebbc561u, 0xb7246e3au, 0x424dd2e0u);
+
+// m * w for m < 2^24: (low word, high word) of the 56-bit product, in 16-bit pieces.
+fn f_mul24x32(m: u32, w: u32) -> vec2<u32> {
+  let ml = m & 0xffffu;
+  let mh = m >> 16u;
+  let p0 = ml * (w & 0xffffu);
+  let p1 = ml * (w >> 16u);
+  let mid = p1 + mh * (w & 0xffffu);
+  let cmid = select(0u, 1u, mid < p1);
+  let lo = p0 + (mid << 16u);
+  let hi = mh * (w >> 16u) + (mid >> 16u) + (cmid << 16u) + select(0u, 1u, lo < p0);
+  return vec2<u32>(lo, hi);
+}
+
+// Bits [t, t + 32) of F_4_OVER_PI counted from the top (t < 320 - 32).
+fn f_4_over_pi_bits(t: u32) -> u32 {
+  let k = t >> 5u;
+  let sh = t & 31u;
+  let joined = (F_4_OVER_PI[k] << sh) | (F_4_OVER_PI[k + 1u] >> ((32u - sh) & 31u));
+  return select(joined, F_4_OVER_PI[k], sh == 0u);
+}
+
+// Payne-Hanek reduction for |x| > pi/4 (f_trig_reduce's convention): with x = m 2^s,
+// x 4/pi mod 8 = (m * W mod 2^128) / 2^125, W the 128 bits of 4/pi whose top bit has weight
+// 2^(2 - s); bits above it add multiples of 8. The octant is the top 3 bits, the reduced
+// argument the next 93 (to within 1.7 ulp after the rounding to f32).
+fn f_trig_reduce_big(ax: f32) -> vec2<f32> {
+  let bits = bitcast<u32>(ax);
+  let m = (bits & 0x7fffffu) | 0x800000u;
+  let t = ((bits >> 23u) & 0xffu) - 120u;  // 30 + s, s = exponent - 150 (>= -24 here)
+  let p0 = f_mul24x32(m, f_4_over_pi_bits(t + 96u));
+  let p1 = f_mul24x32(m, f_4_over_pi_bits(t + 64u));
+  let p2 = f_mul24x32(m, f_4_over_pi_bits(t + 32u));
+  let p3 = f_mul24x32(m, f_4_over_pi_bits(t));
+  var r1 = p0.y + p1.x;
+  var c = select(0u, 1u, r1 < p0.y);
+  let s2 = p1.y + p2.x;
+  var r2 = s2 + c;
+  c = select(0u, 1u, s2 < p1.y) + select(0u, 1u, r2 < s2);
+  let r3 = p2.y + p3.x + c;
+  var j = r3 >> 29u;
+  var a = r3 & 0x1fffffffu;
+  var b = r2;
+  var d = r1;
+  var sign = 1.0;
+  if ((j & 1u) == 1u) {  // the next octant, from below: 2^93 - fraction, negated
+    j = j + 1u;
+    sign = -1.0;
+    d = ~d + 1u;
+    let cd = select(0u, 1u, r1 == 0u);
+    b = ~b + cd;
+    a = (~a + select(0u, 1u, cd == 1u && r2 == 0u)) & 0x1fffffffu;
+  }
+  let g = f32(a) * 1.862645149230957e-9 + f32(b) * 4.336808689942018e-19 + f32(d) * 1.0097419586828951e-28;
+  return vec2<f32>(f32(j & 7u), sign * g * PIO4);
+}
+
+// Reduction by pi/4: (octant j, reduced z in [-pi/4, pi/4]). NOTE: Payne-Hanek above pi/4,
+// not Cody-Waite below some bound: Mesa's NIR reassociates the Cody-Waite steps
+// ((x - y C1) - y C2) - y C3 (naga marks no operation exact), which cost up to 16000 ulp in
+// cos near its zeros below 8192 pi on lavapipe; integers cannot be reassociated.
 fn f_trig_reduce(ax: f32) -> vec2<f32> {
-  var j = u32(ax * 1.27323954473516);
-  var y = f32(j);
-  if ((j & 1u) == 1u) { j = j + 1u; y = y + 1.0; }
-  let z = ((ax - y * 0.78515625) - y * 2.4187564849853515625e-4) - y * 3.77489497744594108e-8;
-  return vec2<f32>(f32(j & 7u), z);
+  if (ax <= PIO4) { return vec2<f32>(0.0, ax); }
+  return f_trig_reduce_big(ax);
 }
 fn f_sin_poly(z: f32) -> f32 {
   let zz = z * z;
@@ -257,7 +321,7 @@ fn f_sin(x: f32) -> f32 {
   if (!f_isfinite(x)) { return f_nan(); }
   let r = f_trig_reduce(f_abs(x));
   var j = u32(r.x);
-  var neg = x < 0.0;
+  var neg = f_signbit(x);  // sin(-0) = -0
   if (j > 3u) { neg = !neg; j = j - 4u; }
   var y = select(f_sin_poly(r.y), f_cos_poly(r.y), j == 1u || j == 2u);
   if (neg) { y = -y; }
@@ -286,7 +350,7 @@ fn f_tan(x: f32) -> f32 {
       + 5.34112807005e-2) * zz + 1.33387994085e-1) * zz + 3.33331568548e-1) * zz * z + z;
   }
   if ((u32(r.x) & 2u) == 2u) { y = -1.0 / y; }
-  return select(y, -y, x < 0.0);
+  return select(y, -y, f_signbit(x));  // tan(-0) = -0
 }
 
 fn f_atan(x: f32) -> f32 {
