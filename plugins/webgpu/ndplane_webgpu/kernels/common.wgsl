@@ -159,9 +159,13 @@ fn f_exp_scaled(x: f32, s: i32) -> f32 {
 
 // ln(x) = t + e * ln2 for finite x > 0: (e, t).
 fn f_log_parts(x: f32) -> vec2<f32> {
-  let fe = frexp(x);
+  // A subnormal x is its integer significand times 2^-149, taken from the bits: frexp gives a
+  // wrong exponent for subnormals on lavapipe, and a flushing GPU would lose x * 2^24.
+  let b = bitcast<u32>(x);
+  let sub = (b & 0x7f800000u) == 0u;
+  let fe = frexp(select(x, f32(b & 0x7fffffu), sub));
   var m = fe.fract;
-  var e = f32(fe.exp);
+  var e = f32(fe.exp) - select(0.0, 149.0, sub);
   if (m < 0.70710678118654752) {
     e = e - 1.0;
     m = m + m - 1.0;
@@ -212,10 +216,18 @@ fn f_log10(x: f32) -> f32 {
   return ((p.y * 4.34294481903251827651e-1 + p.x * 2.48745663981195213739e-4) + p.x * 3.00781250000e-1);
 }
 
+// NOTE: Mesa's NIR reassociates float arithmetic that naga does not mark exact ((1 + x) - 1
+// -> x: log1p was 8e6 ulp off for tiny x on lavapipe); a value through f_opaque cannot be
+// folded, since the select on a NaN payload that never occurs is not known at compile time.
+fn f_opaque(x: f32) -> f32 {
+  let b = bitcast<u32>(x);
+  return bitcast<f32>(b + select(0u, 1u, b == 0x7fc12345u));
+}
+
 fn f_log1p(x: f32) -> f32 {
   if (f_isnan(x) || x < -1.0) { return f_nan(); }
   if (f_isinf(x)) { return x; }
-  let u = 1.0 + x;
+  let u = f_opaque(1.0 + x);
   if (u == 1.0) { return x; }
   if (u == 0.0) { return f_neg(f_inf()); }
   return f_log(u) * (x / (u - 1.0));
