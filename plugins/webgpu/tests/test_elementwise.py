@@ -265,6 +265,29 @@ def test_float32_functions_within_4_ulp(be, host, op):
     assert ulp[worst] <= 4, f"{op}({x[finite][worst]!r}): {got[finite][worst]!r}, NumPy {want[finite][worst]!r}"
 
 
+def test_pow_float32_within_2_ulp(be, host):
+    """pow float32 through a logarithm to about 2^-40 (f_pow_log) and an exact y * ln|x|: within
+    2 ulp of NumPy's float64 result where exp(y ln x) in float32 was up to 133 ulp off (|y ln x|
+    near 88), and near x = 1 with huge y, subnormal x, negative x with integer y."""
+    rng = np.random.default_rng(6)
+    n = 1 << 15
+    cases = [(10 ** rng.uniform(-38, 38, n), rng.uniform(-3, 3, n)), (10 ** rng.uniform(-10, 10, n), rng.uniform(-8, 8, n)),
+             (1 + rng.uniform(-1e-3, 1e-3, n), rng.uniform(-3e4, 3e4, n)), (1 + rng.uniform(-1e-6, 1e-6, n), rng.uniform(-3e7, 3e7, n)),
+             (10 ** rng.uniform(-45, -38, n), rng.uniform(-1, 1, n)), (-(10 ** rng.uniform(-5, 5, n)), rng.integers(-20, 20, n))]  # fmt: skip
+    a = np.concatenate([c[0] for c in cases]).astype(np.float32)
+    b = np.concatenate([c[1] for c in cases]).astype(np.float32)
+    out = host.empty(a.shape, np.float32)
+    be.binary("pow", host.put(a), host.put(b), out)
+    got = host.get(out).astype(np.float64)
+    with np.errstate(all="ignore"):
+        want = np.power(a.astype(np.float64), b.astype(np.float64))
+        finite = np.isfinite(want.astype(np.float32))
+    assert np.array_equal(finite, np.isfinite(got))
+    ulp = np.abs(got[finite] - want[finite]) / np.spacing(np.abs(want[finite]).astype(np.float32)).astype(np.float64)
+    worst = int(np.argmax(ulp))
+    assert ulp[worst] <= 2, f"pow({a[finite][worst]!r}, {b[finite][worst]!r}): {ulp[worst]:.2f} ulp"
+
+
 @pytest.mark.parametrize("exponent", [0.5, 2.0, 3.0, -1.0, -2.5, 1.5, 0.1, 7.0, -0.5, 11.0])
 def test_pow_float16_every_base_within_one_ulp(be, host, exponent):
     """float16 pow is computed in float32 and rounded once more, as NumPy does: every one of the
