@@ -149,6 +149,22 @@ def test_inplace_and_setitem_are_recorded() -> None:
     assert w.grad.tolist() == [2 * 100.0 * 2 * 10.0]
 
 
+def test_a_write_after_a_read_keeps_the_read_on_the_old_value() -> None:
+    # z[1:4] reads z after the first write; the second write gives z a new node, which must
+    # not receive the gradient of that read (it went to the final z once: [8, 10, 6]).
+    x = nd.asarray([1.0, 2.0, 3.0], requires_grad=True)
+    z = nd.zeros(5)
+    z[0:3] = z[0:3] + x
+    z[1:4] = z[1:4] + x  # z = [x0, x1 + x0, x2 + x1, x2, 0]
+    (g,) = nd.autograd.grad(nd.sum(z * z), [x])
+    assert g.tolist() == [8.0, 16.0, 16.0]  # PyTorch's too
+    h = x * 1.0
+    y = h + 1.0  # reads h before the write (add saves nothing)
+    h += x
+    nd.sum(y * 3.0 + h).backward()
+    assert x.grad.tolist() == [5.0, 5.0, 5.0]
+
+
 def test_imatmul_under_autograd() -> None:
     # As for x *= w: matmul saves the value before the write, so the backward pass detects the
     # write; a leaf refuses it at once; under no_grad it is a plain write.

@@ -111,14 +111,21 @@ def enable_grad() -> contextlib.AbstractContextManager[None]:
 class Node:
     """One recorded op: how to send the output's gradient to its inputs."""
 
-    __slots__ = ("name", "inputs", "saved", "versions", "params", "group", "out_slots", "__weakref__")
+    __slots__ = ("name", "inputs", "edges", "saved", "versions", "params", "group", "out_slots", "__weakref__")
 
     def __init__(self, name: str, inputs: tuple[Array | None, ...], saved: tuple[Array, ...], params: Any,
                  group: tuple[int, int, object] | None = None,
                  out_slots: tuple[tuple[int, int], ...] = ()) -> None:  # fmt: skip
         self.name = name
         self.inputs = inputs
-        self.saved = saved
+        # NOTE: where each input's gradient goes: the input's node as it is now, or the input
+        # itself where it is a leaf. Not the input array: an in-place write later gives that
+        # array a new node (x[1:4] = ..., x += ...), which must not receive the gradient of
+        # what this op read before the write.
+        self.edges: tuple[Node | Array | None, ...] = tuple(
+            None if x is None else x._node if x._node is not None else x for x in inputs
+        )
+        self.saved: tuple[Array, ...] | None = saved
         self.versions = [s._storage.version for s in saved]
         self.params = params
         self.group = group  # (this output's index, number of outputs, key shared by the op's nodes)
@@ -151,14 +158,14 @@ class Node:
                     f"wrong. Use an out-of-place op (x = x + y, not x += y) or .detach() a copy."
                 )
         if self.out_slots and getattr(_state, "enabled", True):
-            return self._attached()
+            return self._attached(self.saved)
         return self.saved
 
-    def _attached(self) -> tuple[Array, ...]:
+    def _attached(self, values: tuple[Array, ...]) -> tuple[Array, ...]:
         """The saved values with this op's outputs joined to the graph again (through this node
         or, for another output of the op, a sibling node): when the backward itself is recorded
         (``create_graph``), a rule reading its output then differentiates through the op."""
-        saved = list(self.saved)
+        saved = list(values)
         for pos, index in self.out_slots:
             a = detached(saved[pos])
             if self.group is None or self.group[0] == index:
@@ -167,6 +174,7 @@ class Node:
                 _, count, key = self.group
                 a._node = sib = Node.__new__(Node)
                 sib.name, sib.inputs, sib.saved, sib.params = self.name, self.inputs, self.saved, self.params
+                sib.edges = self.edges
                 sib.versions, sib.group, sib.out_slots = self.versions, (index, count, key), self.out_slots
             a.requires_grad = True
             saved[pos] = a

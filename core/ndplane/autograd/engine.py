@@ -16,33 +16,40 @@ from typing import Any
 
 from .._array import Array
 from .._dispatch import binary, cast
-from .._graph import RULES, set_grad_enabled
+from .._graph import RULES, Node, set_grad_enabled
 
 __all__ = ["run_backward"]
 
 
-def _toposort(roots: Sequence[Array]) -> list[Array]:
-    """Arrays reachable from ``roots`` through nodes, each after every array that uses it."""
-    order: list[Array] = []
+Vertex = Node | Array  # a node, or a leaf array (no node) that collects a gradient
+
+
+def _vertex(x: Array) -> Vertex:
+    return x._node if x._node is not None else x
+
+
+def _toposort(roots: Sequence[Vertex]) -> list[Vertex]:
+    """Vertices reachable from ``roots`` through the nodes' edges, each after every vertex
+    that uses it."""
+    order: list[Vertex] = []
     seen: set[int] = set()
     for root in roots:
         if id(root) in seen:
             continue
         seen.add(id(root))
-        stack: list[tuple[Array, int]] = [(root, 0)]
+        stack: list[tuple[Vertex, int]] = [(root, 0)]
         while stack:
-            arr, i = stack.pop()
-            node = arr._node
-            inputs = node.inputs if node is not None and node.inputs is not None else ()
-            if i < len(inputs):
-                stack.append((arr, i + 1))
-                child = inputs[i]
+            v, i = stack.pop()
+            edges = v.edges if isinstance(v, Node) else ()
+            if i < len(edges):
+                stack.append((v, i + 1))
+                child = edges[i]
                 if child is not None and id(child) not in seen:
                     seen.add(id(child))
                     stack.append((child, 0))
             else:
-                order.append(arr)
-    order.reverse()  # every array now precedes the arrays it was computed from
+                order.append(v)
+    order.reverse()  # every vertex now precedes the vertices it was computed from
     return order
 
 
@@ -55,54 +62,46 @@ def run_backward(
     Without ``inputs``: accumulate into ``.grad`` of every leaf that requires a gradient.
     With ``inputs``: return their gradients (``None`` where unreachable), touching no ``.grad``.
     """
+    # NOTE: the graph's vertices are nodes (and leaves), not arrays: arrays that share a node
+    # (an output and an alias of it) are one vertex, and an array written in place after an
+    # op read it is two (see Node.edges).
     acc: dict[int, Array] = {}
-    for root, grad in zip(roots, grads):
-        acc[id(root)] = binary("add", acc[id(root)], grad) if id(root) in acc else grad
-    wanted = {id(x) for x in inputs} if inputs is not None else None
-    order = _toposort(roots)
-    # NOTE: several arrays may share a node (an op's outputs; an output and the alias of it a
-    # rule read under create_graph): their gradients are summed and the rule runs once, at the
-    # last of them in the order -- by then every contribution has arrived.
-    last: dict[int, int] = {}
-    shared: set[int] = set()
-    for i, a in enumerate(order):
-        n = a._node
-        if n is not None:
-            k = id(n.group[2]) if n.group is not None else id(n)
-            if k in last:
-                shared.add(k)
-            last[k] = i
+    root_vs = [_vertex(r) for r in roots]
+    for v, grad in zip(root_vs, grads):
+        acc[id(v)] = binary("add", acc[id(v)], grad) if id(v) in acc else grad
+    want = [_vertex(x) for x in inputs] if inputs is not None else None
+    wanted = {id(v) for v in want} if want is not None else None
+    order = _toposort(root_vs)
+    # The nodes of a multi-output op's outputs share a group key: the rule runs once, at the
+    # last of them in the order -- by then every output's gradient has arrived.
+    last = {id(v.group[2]): i for i, v in enumerate(order) if isinstance(v, Node) and v.group is not None}
     pending: dict[int, Any] = {}
     g: Array | tuple[Array | None, ...] | None  # a multi-output op's rule gets one per output
     with set_grad_enabled(create_graph):
-        for i, arr in enumerate(order):
-            g = acc.get(id(arr))
-            node = arr._node
-            if node is None:
-                if g is not None and wanted is None and arr.requires_grad:
-                    arr.grad = g if arr.grad is None else binary("add", arr.grad, g)
+        for i, v in enumerate(order):
+            g = acc.get(id(v))
+            if not isinstance(v, Node):  # a leaf
+                if g is not None and wanted is None and v.requires_grad:
+                    v.grad = g if v.grad is None else binary("add", v.grad, g)
                 continue
-            if wanted is not None and id(arr) in wanted:
+            if wanted is not None and id(v) in wanted:
                 g = None  # a requested intermediate: keep its gradient, stop here
-            if node.group is not None:
-                g = _gather(node.group, g, last[id(node.group[2])] == i, pending)
-            elif id(node) in shared:
-                g = _gather((0, 1, node), g, last[id(node)] == i, pending)
-                g = g[0] if g is not None else None
+            if v.group is not None:
+                g = _gather(v.group, g, last[id(v.group[2])] == i, pending)
             if g is None:
                 continue
-            in_grads = RULES[node.name](g, node)
-            for child, cg in zip(node.inputs, in_grads):
-                if child is None or cg is None:
+            in_grads = RULES[v.name](g, v)
+            for child, edge, cg in zip(v.inputs, v.edges, in_grads):
+                if edge is None or child is None or cg is None:
                     continue
                 if cg.dtype is not child.dtype:
                     cg = cast(cg, child.dtype)
-                key = id(child)
+                key = id(edge)
                 acc[key] = binary("add", acc[key], cg) if key in acc else cg
             if not retain_graph:
-                node.saved = None
-    if inputs is not None:
-        return [acc.get(id(x)) for x in inputs]
+                v.saved = None
+    if want is not None:
+        return [acc.get(id(v)) for v in want]
     return None
 
 
