@@ -88,7 +88,7 @@ def nd_cases(dev: nd.Device, sz: Sizes, dtypes: tuple[str, ...]) -> dict[str, Ca
     a, b = rng.random((sz.n,), dtype=nd.float32), rng.random((sz.n,), dtype=nd.float32)
     x = rng.random((sz.s, sz.s), dtype=nd.float32)
     row = rng.random((sz.s,), dtype=nd.float32)
-    small_a, small_b = nd.ones(4, device=dev), nd.ones(4, device=dev)
+    small_a, small_b = nd.ones(4, dtype=nd.float32, device=dev), nd.ones(4, dtype=nd.float32, device=dev)
     index = nd.__array_namespace_info__().default_dtypes(device=dev)["indexing"]
     idx = nd.asarray(np.random.default_rng(1).integers(0, sz.s, sz.take), dtype=index, device=dev)
     mats = {dt: (rng.random((sz.m, sz.m), dtype=nd.float32).astype(getattr(nd, dt)),

@@ -65,7 +65,7 @@ def _goal(row: dict[str, Any], full: bool) -> tuple[str, bool | None]:
 
 
 def _small_ops(dev: nd.Device, count: int) -> dict[str, Callable[[], Any]]:
-    a, b = nd.ones(4, device=dev), nd.ones(4, device=dev)
+    a, b = nd.ones(4, dtype=nd.float32, device=dev), nd.ones(4, dtype=nd.float32, device=dev)
 
     def chain() -> None:
         c = a

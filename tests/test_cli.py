@@ -66,8 +66,9 @@ def test_backends_json(capsys) -> None:  # type: ignore[no-untyped-def]
 def test_info_json(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["info", "numpy-nof64", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
-    keys = ["backend", "device", "protocol_version", "capabilities", "default_dtypes", "dtypes", "ops"]
+    keys = ["backend", "device", "protocol_version", "capabilities", "default_dtypes", "dtypes", "notes", "ops"]
     assert list(info) == keys
+    assert info["notes"] == []  # Backend.notes: lines about the device (webgpu: features -> dtypes)
     assert info["backend"] == "numpy-nof64" and info["device"] == "numpy-nof64:0"
     assert info["protocol_version"] == 1
     assert "host" in info["capabilities"] and info["default_dtypes"]["real floating"] == "float32"

@@ -127,12 +127,14 @@ def cmd_info(args: argparse.Namespace, out: Any) -> int:
             "backend": backend.name, "device": str(dev), "protocol_version": backend.protocol_version,
             "capabilities": sorted(backend.capabilities),
             "default_dtypes": {k: v.name for k, v in backend.default_dtypes.items()},
-            "dtypes": [d.name for d in dts if d in backend.dtypes], "ops": paths,
+            "dtypes": [d.name for d in dts if d in backend.dtypes], "notes": list(backend.notes), "ops": paths,
         }, out)  # fmt: skip
         return 0
     print(f"backend {backend.name!r} (device {dev}): protocol {backend.protocol_version}", file=out)
     print(f"  capabilities: {', '.join(sorted(backend.capabilities)) or 'none'}", file=out)
     print("  default dtypes: " + ", ".join(f"{k}={v.name}" for k, v in backend.default_dtypes.items()), file=out)
+    for note in backend.notes:
+        print(f"  {note}", file=out)
     print("  N native, D core decomposition, H host fallback, . not defined or dtype unsupported\n", file=out)
     rows = [["op"] + [_ABBREV[d.name] for d in dts]]
     for names in groups:

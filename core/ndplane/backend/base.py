@@ -96,6 +96,9 @@ class Backend:
     #: fallback on purpose: they run there without a ``FallbackWarning``, even under
     #: ``NDPLANE_FALLBACK=error``, because the backend declared it.
     host_ops: frozenset[str] = frozenset()
+    #: Lines ``ndplane info`` prints about this device (e.g. which hardware features gave which
+    #: dtypes); informational only.
+    notes: tuple[str, ...] = ()
 
     def supports(self, op: str, dtype: DType) -> bool:
         """Whether ``op`` runs natively for inputs of ``dtype``. Override for per-dtype gaps."""

@@ -7,6 +7,7 @@ Nothing here touches the GPU; it turns (op, dtypes, layout flags) into WGSL sour
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from string import Template
 from typing import NamedTuple
@@ -15,9 +16,9 @@ _KERNELS = Path(__file__).parent / "kernels"
 
 
 class DT(NamedTuple):
-    bits: int  # storage width: 8 and 16 are packed in u32 words
-    ct: str  # compute type: f32, i32, u32 or bool
-    dec: str  # raw bits $w (zero-extended) -> compute type
+    bits: int  # storage width: 8 and 16 are packed in u32 words, 64 spans two of them
+    ct: str  # compute type: f32, i32, u32, bool, or (64-bit dtypes) f64, i64, u64
+    dec: str  # raw bits $w (zero-extended; a u64 for 64-bit dtypes) -> compute type
     enc: str  # compute type $v -> raw bits (masked to the width)
 
 
@@ -31,9 +32,14 @@ DTYPES: dict[str, DT] = {
     "uint32": DT(32, "u32", "$w", "$v"),
     "float16": DT(16, "f32", "f16_to_f32($w)", "f32_to_f16($v)"),
     "float32": DT(32, "f32", "bitcast<f32>($w)", "bitcast<u32>($v)"),
+    # With the adapter features "shader-int64" (and "shader-f64" for float64): see backend.py.
+    "int64": DT(64, "i64", "bitcast<i64>($w)", "bitcast<u64>($v)"),
+    "uint64": DT(64, "u64", "$w", "$v"),
+    "float64": DT(64, "f64", "bitcast<f64>($w)", "bitcast<u64>($v)"),
 }
 
-KIND = {"f32": "f", "i32": "i", "u32": "u", "bool": "b"}
+KIND = {"f32": "f", "i32": "i", "u32": "u", "bool": "b", "f64": "f", "i64": "i", "u64": "u"}
+WIDE = frozenset({"f64", "i64", "u64"})
 
 # Conversions between compute types, NumPy ``astype`` semantics.
 _CONV = {
@@ -42,7 +48,31 @@ _CONV = {
     ("i32", "u32"): "bitcast<u32>($x)", ("u32", "i32"): "bitcast<i32>($x)",
     ("i32", "bool"): "($x != 0)", ("u32", "bool"): "($x != 0u)",
     ("bool", "i32"): "select(0, 1, $x)", ("bool", "u32"): "select(0u, 1u, $x)",
+    # 64-bit compute types. NOTE: naga's i64(i32) sign-extends, u64(u32) zero-extends and the
+    # narrowing conversions keep the low bits, as NumPy's astype does.
+    ("f64", "bool"): "d_nonzero($x)", ("i64", "bool"): "($x != 0li)", ("u64", "bool"): "($x != 0lu)",
+    ("bool", "f64"): "f64(select(0.0, 1.0, $x))", ("bool", "i64"): "select(0li, 1li, $x)",
+    ("bool", "u64"): "select(0lu, 1lu, $x)",
+    ("i32", "i64"): "i64($x)", ("i32", "u64"): "bitcast<u64>(i64($x))", ("u32", "i64"): "bitcast<i64>(u64($x))",
+    ("u32", "u64"): "u64($x)", ("i64", "i32"): "i32($x)", ("i64", "u32"): "u32($x)",
+    ("u64", "i32"): "bitcast<i32>(u32($x))", ("u64", "u32"): "u32($x)",
+    ("i64", "u64"): "bitcast<u64>($x)", ("u64", "i64"): "bitcast<i64>($x)",
+    ("f32", "i64"): "f_to_i64($x)", ("f32", "u64"): "f_to_u64($x)", ("f64", "i32"): "d_to_i32($x)",
+    ("f64", "u32"): "d_to_u32($x)", ("f64", "i64"): "d_to_i64($x)", ("f64", "u64"): "d_to_u64($x)",
+    ("f32", "f64"): "f64($x)", ("f64", "f32"): "f32($x)",
+    **{(s, "f64"): "f64($x)" for s in ("i32", "u32", "i64", "u64")},
+    **{(s, "f32"): "f32($x)" for s in ("i64", "u64")},
 }  # fmt: skip
+
+# Casts where converting through the compute types would round twice: float64 -> float16.
+CAST_OVERRIDES = {("float64", "float16"): "d_to_f16_exact($x)"}
+
+
+def cast_expr(src: str, dst: str, expr: str) -> str:
+    over = CAST_OVERRIDES.get((src, dst))
+    if over is not None:
+        return over.replace("$x", expr)
+    return conv(DTYPES[src].ct, DTYPES[dst].ct, expr)
 
 
 def conv(src: str, dst: str, expr: str) -> str:
@@ -132,9 +162,10 @@ BOOL_BINARY = frozenset({
     "logical_and", "logical_or", "logical_xor",
 })  # fmt: skip
 
-# Order-preserving u32 sort keys of $x by compute type.
+# Order-preserving sort keys of $x by compute type (u32; u64 for the 64-bit types).
 SORT_KEY = {"f32": "f_sortkey($x)", "i32": "(bitcast<u32>($x) ^ 0x80000000u)", "u32": "$x",
-            "bool": "select(0u, 1u, $x)"}  # fmt: skip
+            "bool": "select(0u, 1u, $x)", "f64": "d_sortkey($x)",
+            "i64": "(bitcast<u64>($x) ^ 0x8000000000000000lu)", "u64": "$x"}  # fmt: skip
 
 # Per-dtype overrides where computing in the wider compute type would be wrong.
 OVERRIDES: dict[tuple[str, str], str] = {
@@ -157,7 +188,50 @@ def op_expr(table: dict[str, dict[str, str]], op: str, dtype: str) -> str | None
     over = OVERRIDES.get((op, dtype))
     if over is not None:
         return over
-    return table.get(op, {}).get(KIND[DTYPES[dtype].ct])
+    ct = DTYPES[dtype].ct
+    expr = table.get(op, {}).get(KIND[ct])
+    return None if expr is None else widen(expr, ct)
+
+
+# ---------------------------------------------------------------------------
+# 64-bit compute types: the op tables are written once, for the 32-bit types; widen() renames an
+# expression's helpers to their 64-bit twins (int64.wgsl, float64.wgsl, f64math.wgsl).
+# ---------------------------------------------------------------------------
+
+_HELPER = re.compile(r"\b([fiu])_(\w+)\(")
+_U32_LITERAL = re.compile(r"\b(0x[0-9a-fA-F]+|[0-9]+)u\b")
+
+
+@functools.cache
+def _defined(name: str) -> frozenset[str]:
+    """The functions a kernels/ file defines (empty when the file is absent)."""
+    path = _KERNELS / f"{name}.wgsl"
+    return frozenset(re.findall(r"\bfn\s+(\w+)", path.read_text())) if path.exists() else frozenset()
+
+
+def _twin(m: re.Match[str]) -> str:
+    kind, fn = m.group(1), m.group(2)
+    if kind == "f":
+        # NOTE: float64 helpers are d_* where float64.wgsl has them, else f64math.wgsl's f64_*
+        # (the bit tests, sign, fmod/remainder/floor_divide, the transcendental ones): each is
+        # defined once, never a WGSL built-in (no double exp/log/sin in Vulkan).
+        return f"d_{fn}(" if f"d_{fn}" in _defined("float64") else f"f64_{fn}("
+    return f"{kind}64_{fn}("
+
+
+def widen(expr: str, ct: str) -> str:
+    """``expr``, written for a 32-bit compute type, for its 64-bit twin ``ct`` (else unchanged)."""
+    if ct not in WIDE:
+        return expr
+    expr = _HELPER.sub(_twin, expr)
+    if ct == "u64":
+        expr = _U32_LITERAL.sub(r"\1lu", expr)
+    return expr
+
+
+def missing_math(expr: str) -> list[str]:
+    """The f64math.wgsl functions ``expr`` calls that the file (absent or unfinished) lacks."""
+    return [f for f in re.findall(r"\b(f64_\w+)\(", expr) if f not in _defined("f64math")]
 
 
 # ---------------------------------------------------------------------------
@@ -184,6 +258,8 @@ def decl(name: str, binding: int, dtype: str | None, write: bool, atomic: bool =
 
 
 def _extract(name: str, bits: int) -> str:
+    if bits == 64:
+        return f"u64_join(vec2<u32>({name}[2u * u32(e)], {name}[2u * u32(e) + 1u]))"
     if bits == 32:
         return f"{name}[u32(e)]"
     per, mask = 32 // bits, (1 << bits) - 1
@@ -199,15 +275,19 @@ def load_fn(name: str, dtype: str) -> str:
 
 
 def scalar_fn(name: str, dtype: str, word: int) -> str:
-    """A Python-scalar operand: its bits sit in P[word]."""
+    """A Python-scalar operand: its bits sit in P[word] (and P[word + 1], the high word)."""
     d = DTYPES[dtype]
-    return f"fn ld_{name}(e: i32) -> {d.ct} {{ return {d.dec.replace('$w', f'P[{word}]')}; }}"
+    raw = f"u64_join(vec2<u32>(P[{word}], P[{word + 1}]))" if d.bits == 64 else f"P[{word}]"
+    return f"fn ld_{name}(e: i32) -> {d.ct} {{ return {d.dec.replace('$w', raw)}; }}"
 
 
 def store_fn(name: str, dtype: str) -> str:
     """``fn st_NAME(e: i32, v: ct)``; 8/16-bit elements are merged into their word atomically."""
     d = DTYPES[dtype]
     bits = d.enc.replace("$v", "v")
+    if d.bits == 64:
+        return (f"fn st_{name}(e: i32, v: {d.ct}) {{\n  let b = u64_split({bits});\n"
+                f"  {name}[2u * u32(e)] = b.x;\n  {name}[2u * u32(e) + 1u] = b.y;\n}}")  # fmt: skip
     if d.bits == 32:
         return f"fn st_{name}(e: i32, v: {d.ct}) {{ {name}[u32(e)] = {bits}; }}"
     per, mask = 32 // d.bits, (1 << d.bits) - 1
@@ -250,19 +330,19 @@ def rmw_fn(name: str, dtype: str, combine: str) -> str:
 def index_code(nbuf: int, contig: bool) -> str:
     """WGSL computing e0..e{nbuf-1} (element offsets of the buffer operands) from ``i``.
 
-    P layout: [n, ndim, s0, s1, shape[ndim], then per operand: offset, strides[ndim]].
+    P layout: [n, ndim, s0, s0_hi, s1, s1_hi, shape[ndim], then per operand: offset, strides[ndim]].
     """
     lines = []
     if contig:
         for r in range(nbuf):
-            lines.append(f"  let e{r} = i32(P[4u + nd + {r}u * (nd + 1u)]) + i32(i);")
+            lines.append(f"  let e{r} = i32(P[6u + nd + {r}u * (nd + 1u)]) + i32(i);")
         return "\n".join(lines)
     for r in range(nbuf):
-        lines.append(f"  let b{r} = 4u + nd + {r}u * (nd + 1u);")
+        lines.append(f"  let b{r} = 6u + nd + {r}u * (nd + 1u);")
         lines.append(f"  var e{r} = i32(P[b{r}]);")
     lines.append("  var rem = i;")
     lines.append("  for (var d = i32(nd) - 1; d >= 0; d = d - 1) {")
-    lines.append("    let s = P[4u + u32(d)];")
+    lines.append("    let s = P[6u + u32(d)];")
     lines.append("    let c = i32(u_mod(rem, s));")
     lines.append("    rem = rem / s;")
     for r in range(nbuf):
@@ -271,5 +351,33 @@ def index_code(nbuf: int, contig: bool) -> str:
     return "\n".join(lines)
 
 
-def fill(name: str, **subs: str) -> str:
-    return template(name).substitute(COMMON=common(), **subs)
+_PRELUDE = "\x00COMMON\x00"
+
+
+def fill(name: str, ct: str | None = None, **subs: str) -> str:
+    """Template ``name`` with ``subs`` (its own text widened to ``ct`` first, when given) and the
+    helpers it uses: common.wgsl, plus int64.wgsl where it names 64-bit types, and float64.wgsl
+    with f64math.wgsl where it names f64 (only there: they need adapter features)."""
+    text = template(name).template
+    body = Template(widen(text, ct) if ct else text).substitute(COMMON=_PRELUDE, **subs)
+    return body.replace(_PRELUDE, prelude(body))
+
+
+def prelude(body: str) -> str:
+    # NOTE: on the code only: a comment naming u64 must not pull int64.wgsl into a 32-bit
+    # shader, which an adapter without shader-int64 would then refuse to compile.
+    code = re.sub(r"//[^\n]*", "", body)
+    parts = [common()]
+    if re.search(r"\b[iuf]64\b|\b[iu]64_\w+\(", code):
+        parts.append(wgsl("int64"))
+    if re.search(r"\bf64\b|\bf64_\w+\(", code):
+        # float64.wgsl calls f64math.wgsl's bit tests (one definition of each float64 function):
+        # the two travel together; the functions a shader does not call cost compile time only.
+        parts.append(wgsl("float64"))
+        parts.append(wgsl("f64math"))
+    return "\n".join(parts)
+
+
+@functools.cache
+def wgsl(name: str) -> str:
+    return (_KERNELS / f"{name}.wgsl").read_text()

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+import ndplane
 from ndplane.backend import Ref
 
 from . import _codegen as G
@@ -23,10 +24,11 @@ def _ct(ref: Ref) -> str:
     return G.DTYPES[ref.dtype.name].ct
 
 
-def _bits(value: Any, dtype: str) -> int:
-    """The raw bits of a Python scalar as a ``dtype`` element, zero-extended to 32 bits."""
+def _bits(value: Any, dtype: str) -> list[int]:
+    """The raw bits of a Python scalar as a ``dtype`` element: (low word, high word)."""
     arr = np.array(value).astype(np.dtype(dtype))
-    return int(arr.view(f"u{arr.itemsize}"))
+    bits = int(arr.view(f"u{arr.itemsize}"))
+    return [bits & 0xFFFFFFFF, bits >> 32]
 
 
 def _coalesce(shape: tuple[int, ...], strides: list[tuple[int, ...]]) -> tuple[list[int], list[list[int]]]:
@@ -82,16 +84,14 @@ def elementwise(rt: Any, expr: str, out: Ref, inputs: list[Any]) -> None:
             binds.append((2 + j, x.buffer, False))
             kinds.append(x.dtype.name)
         else:
-            scalars.append(_bits(x, sdt))
+            scalars += _bits(x, sdt)
             kinds.append(None)
     dims, st = _coalesce(out.shape, [r.strides for r in refs])
     contig = len(dims) <= 1 and all(s == [1] or s == [] for s in st)
-    params = [out.size, len(dims)] + (scalars + [0, 0])[:2] + dims
+    params = [out.size, len(dims)] + (scalars + [0, 0, 0, 0])[:4] + dims
     for r, s in zip(refs, st):
         params += [r.offset] + s
-    if contig and len(dims) == 1 and out.size >= _VEC4_MIN and all(
-        G.DTYPES[r.dtype.name].bits == 32 and r.offset % 4 == 0 and r.buffer.cap % 16 == 0 for r in refs
-    ):
+    if contig and len(dims) == 1 and out.size >= _VEC4_MIN and all(_vec4_operand(r) for r in refs):
         key = ("ew4", expr, out.dtype.name, tuple(kinds), sdt)
         rt.run(key, lambda: _elementwise4_source(*key[1:]), params, binds, _grid1(rt, -(-out.size // 4)))
     else:
@@ -100,9 +100,26 @@ def elementwise(rt: Any, expr: str, out: Ref, inputs: list[Any]) -> None:
     _free(rt, temps)
 
 
+def _vec4_operand(r: Ref) -> bool:
+    """Whether r's elements 4q .. 4q+3 are whole vec4<u32> words: 32- or 64-bit elements from a
+    multiple of 4, in a buffer that ends on such a group."""
+    bits = G.DTYPES[r.dtype.name].bits
+    return bits >= 32 and r.offset % 4 == 0 and r.buffer.cap % (bits // 2) == 0
+
+
+# Stores of elementwise4.wgsl's results r (4 elements from OUT's vec4 word o; the tail lane by lane).
+_EW4_STORE = {32: "  let o = P[7] / 4u + q;\n  if (4u * q + 4u <= n) {\n    OUT[o] = r;\n    return;\n  }\n"
+            "  for (var l = 0u; 4u * q + l < n; l = l + 1u) { OUT[o][l] = r[l]; }",
+        64: "  let o = P[7] / 2u + 2u * q;\n  if (4u * q + 4u <= n) {\n    OUT[o] = vec4<u32>(r[0], r[1]);\n"
+            "    OUT[o + 1u] = vec4<u32>(r[2], r[3]);\n    return;\n  }\n"
+            "  for (var l = 0u; 4u * q + l < n; l = l + 1u) {\n"
+            "    OUT[o + (l >> 1u)][2u * (l & 1u)] = r[l].x;\n    OUT[o + (l >> 1u)][2u * (l & 1u) + 1u] = r[l].y;\n  }"}  # fmt: skip
+
+
 def _elementwise4_source(expr: str, od: str, kinds: tuple[str | None, ...], sdt: str) -> str:
-    """The WGSL of ``elementwise`` for contiguous 32-bit operands, as vec4 words (16-byte
-    loads and stores); the operands' parameter slots are those of elementwise.wgsl with ndim 1."""
+    """The WGSL of ``elementwise`` for contiguous 32- and 64-bit operands, as vec4 words (16-byte
+    loads and stores; two a thread for a 64-bit operand); the operands' parameter slots are those
+    of elementwise.wgsl with ndim 1."""
     decls = ["@group(0) @binding(1) var<storage, read_write> OUT: array<vec4<u32>>;"]
     funcs, loads = [], []
     nref, nscalar = 1, 0
@@ -110,15 +127,27 @@ def _elementwise4_source(expr: str, od: str, kinds: tuple[str | None, ...], sdt:
         name = _NAMES[j]
         if kind is not None:
             decls.append(f"@group(0) @binding({2 + j}) var<storage, read> {name}: array<vec4<u32>>;")
-            loads.append(f"  let w{name} = {name}[P[{5 + 2 * nref}] / 4u + q];")
-            expr = expr.replace(f"${name.lower()}", G.DTYPES[kind].dec.replace("$w", f"w{name}[l]"))
+            if G.DTYPES[kind].bits == 64:
+                loads.append(f"  let b{name} = P[{7 + 2 * nref}] / 2u + 2u * q;")
+                loads.append(f"  var w{name} = array<vec2<u32>, 4>({name}[b{name}].xy, {name}[b{name}].zw, "
+                             f"{name}[b{name} + 1u].xy, {name}[b{name} + 1u].zw);")  # fmt: skip
+                word = f"u64_join(w{name}[l])"
+            else:
+                loads.append(f"  let w{name} = {name}[P[{7 + 2 * nref}] / 4u + q];")
+                word = f"w{name}[l]"
+            expr = expr.replace(f"${name.lower()}", G.DTYPES[kind].dec.replace("$w", word))
             nref += 1
         else:
-            funcs.append(G.scalar_fn(name, sdt, 2 + nscalar))
+            funcs.append(G.scalar_fn(name, sdt, 2 + 2 * nscalar))
             expr = expr.replace(f"${name.lower()}", f"ld_{name}(0)")
             nscalar += 1
+    wide = G.DTYPES[od].bits == 64
+    # NOTE: typed, as st_OUT's parameter types it in elementwise.wgsl: an abstract literal
+    # (imag's 0) would become a 32-bit value, which bitcast<u64> refuses.
+    result = G.DTYPES[od].enc.replace("$v", f"{G.DTYPES[od].ct}({expr})" if wide else expr)
     return G.fill("elementwise4", DECLS="\n".join(decls), FUNCS="\n".join(funcs), LOADS="\n".join(loads),
-                  EXPR=G.DTYPES[od].enc.replace("$v", expr))  # fmt: skip
+                  EXPR=f"u64_split({result})" if wide else result, STORE=_EW4_STORE[64 if wide else 32],
+                  R_T="array<vec2<u32>, 4>" if wide else "vec4<u32>")  # fmt: skip
 
 
 def _elementwise_source(expr: str, od: str, kinds: tuple[str | None, ...], sdt: str, contig: bool) -> str:
@@ -135,7 +164,7 @@ def _elementwise_source(expr: str, od: str, kinds: tuple[str | None, ...], sdt: 
             nref += 1
         else:
             expr = expr.replace(f"${name.lower()}", f"ld_{name}(0)")
-            funcs.append(G.scalar_fn(name, sdt, 2 + nscalar))
+            funcs.append(G.scalar_fn(name, sdt, 2 + 2 * nscalar))
             nscalar += 1
     return G.fill("elementwise", DECLS="\n".join(decls), FUNCS="\n".join(funcs),
                   INDEX=G.index_code(nref, contig), EXPR=expr)  # fmt: skip
@@ -145,17 +174,17 @@ def _elementwise_source(expr: str, od: str, kinds: tuple[str | None, ...], sdt: 
 # reduce and scan over the last axis
 # ---------------------------------------------------------------------------
 
-_ZERO = {"f32": "0.0", "i32": "0", "u32": "0u", "bool": "false"}
-_ONE = {"f32": "1.0", "i32": "1", "u32": "1u", "bool": "true"}
+_ZERO = {"f32": "0.0", "i32": "0", "u32": "0u", "bool": "false", "f64": "0.0", "i64": "0li", "u64": "0lu"}
+_ONE = {"f32": "1.0", "i32": "1", "u32": "1u", "bool": "true", "f64": "1.0", "i64": "1li", "u64": "1lu"}
 
 
 def _better(op: str, acc: str) -> str:
     cmp = ">" if op in ("max", "argmax") else "<"
     plain = f"  return v2 {cmp} v1 || (v2 == v1 && i2 < i1);"
-    if acc != "f32":
+    if G.KIND[acc] != "f":
         return plain
-    return ("  if (f_isnan(v1)) { return f_isnan(v2) && i2 < i1; }\n"
-            "  if (f_isnan(v2)) { return true; }\n" + plain)  # fmt: skip
+    return G.widen("  if (f_isnan(v1)) { return f_isnan(v2) && i2 < i1; }\n"
+                   "  if (f_isnan(v2)) { return true; }\n", acc) + plain  # fmt: skip
 
 
 def _reduce_parts(op: str, xct: str, oct_: str) -> dict[str, str]:
@@ -184,8 +213,13 @@ def _short_rows(M: int, K: int) -> bool:
     return K <= 64 or M >= 16384
 
 
-_BITS = {"f32": ("bitcast<u32>(v)", "bitcast<f32>(w)"), "i32": ("bitcast<u32>(v)", "bitcast<i32>(w)"),
-         "u32": ("v", "w"), "bool": ("select(0u, 1u, v)", "(w != 0u)")}  # fmt: skip
+# A partial's value as two scratch words (to_bits) and back (from_bits, of w: vec2<u32>).
+_BITS = {"f32": ("vec2<u32>(bitcast<u32>(v), 0u)", "bitcast<f32>(w.x)"),
+         "i32": ("vec2<u32>(bitcast<u32>(v), 0u)", "bitcast<i32>(w.x)"), "u32": ("vec2<u32>(v, 0u)", "w.x"),
+         "bool": ("vec2<u32>(select(0u, 1u, v), 0u)", "(w.x != 0u)"),
+         "f64": ("u64_split(bitcast<u64>(v))", "bitcast<f64>(u64_join(w))"),
+         "i64": ("u64_split(bitcast<u64>(v))", "bitcast<i64>(u64_join(w))"),
+         "u64": ("u64_split(v)", "u64_join(w)")}  # fmt: skip
 
 
 def reduce(rt: Any, op: str, x: Ref, out: Ref) -> None:
@@ -209,7 +243,7 @@ def reduce(rt: Any, op: str, x: Ref, out: Ref) -> None:
         rt.run(key, src, params, [*binds, (3, rt.dummy, True), (4, rt.dummy, True)], rt.groups(M))
         return
     C = -(-K // G_)
-    scratch = [rt.alloc(M * G_ * 4), rt.alloc(M * G_ * 4)]
+    scratch = [rt.alloc(M * G_ * 8), rt.alloc(M * G_ * 4)]
     try:
         binds += [(3, scratch[0], True), (4, scratch[1], True)]
         params[7:] = [G_, C]
@@ -231,7 +265,7 @@ def _reduce_by_thread(rt: Any, key: Any, src: Any, params: list[int], binds: lis
         return
     C = -(-K // G_)
     G_ = -(-K // C)
-    scratch = [rt.alloc(M * G_ * 4), rt.alloc(M * G_ * 4)]
+    scratch = [rt.alloc(M * G_ * 8), rt.alloc(M * G_ * 4)]
     try:
         params[7:] = [G_, C]
         binds = [*binds, (3, scratch[0], True), (4, scratch[1], True)]
@@ -257,9 +291,11 @@ _ROWS = {
 def rows(rt: Any, op: str, x: Ref, out: Ref) -> None:
     """softmax, log_softmax or logsumexp along the last axis of the C-contiguous x (M, K)."""
     xd, od = x.dtype.name, out.dtype.name
-    shift, result = _ROWS[op]
-    src = lambda: G.fill("rows", DECLS=G.decl("OUT", 1, od, True) + "\n" + G.decl("A", 2, None, False),  # noqa: E731
-                         FUNCS=G.store_fn("OUT", od) + "\n" + G.load_fn("A", xd), SHIFT=shift, RESULT=result)  # fmt: skip
+    ct = G.DTYPES[xd].ct
+    shift, result = (G.widen(part, ct) for part in _ROWS[op])
+    src = lambda: G.fill("rows", ct, DECLS=G.decl("OUT", 1, od, True) + "\n" + G.decl("A", 2, None, False),  # noqa: E731
+                         FUNCS=G.store_fn("OUT", od) + "\n" + G.load_fn("A", xd), SHIFT=shift, RESULT=result,
+                         ACC=ct)  # fmt: skip
     M, K = x.shape
     rt.run(("rows", op, xd, od), src, [M, K, x.offset, out.offset],
            [(1, out.buffer, True), (2, x.buffer, False)], rt.groups(M))  # fmt: skip
@@ -429,8 +465,44 @@ def scatter_add(rt: Any, out: Ref, indices: Ref, values: Ref) -> None:
     temps: list[Any] = []
     values = _unalias(rt, values, out, temps)
     indices = _unalias(rt, indices, out, temps)
-    _index_kernel(rt, "scatter", out, values, indices)
-    _free(rt, temps)
+    try:
+        if G.DTYPES[out.dtype.name].bits == 64:
+            _scatter_runs(rt, out, indices, values, temps)
+        else:
+            _index_kernel(rt, "scatter", out, values, indices)
+    finally:
+        _free(rt, temps)
+
+
+def _scatter_runs(rt: Any, out: Ref, idx: Ref, values: Ref, temps: list[Any]) -> None:
+    """scatter_add of 64-bit elements, which WGSL cannot add atomically (its atomics are 32-bit):
+    a stable argsort of the indices, then a thread per (row, run of equal indices) adds the run's
+    values in their order, so the sums are deterministic."""
+    K = idx.shape[0]
+    perm = rt.alloc(4 * K)
+    temps.append(perm)
+    keys = Ref(idx.buffer, idx.dtype, (1, K), (0, idx.strides[0]), idx.offset, K, K == 1)
+    sort(rt, keys, None, Ref(perm, ndplane.int32, (1, K), (K, 1), 0, K, True), False)
+    xd, id_, od = values.dtype.name, idx.dtype.name, out.dtype.name
+    at = G.conv(G.DTYPES[id_].ct, "i32", "ld_I(si(5u) + i32(Q[u32(r)]) * si(6u))")
+    decls = "\n".join([G.decl("OUT", 1, od, True), G.decl("X", 2, None, False), G.decl("I", 3, None, False),
+                       G.decl("Q", 4, None, False)])  # fmt: skip
+    funcs = "\n".join([G.store_fn("OUT", od), G.load_fn("OUT", od), G.load_fn("X", xd), G.load_fn("I", id_),
+                       f"fn idx_at(r: i32) -> i32 {{ return {at}; }}"])  # fmt: skip
+    src = lambda: G.fill("index", DECLS=decls, FUNCS=funcs, INDEX="idx_at(k)", BODY=_RUNS)  # noqa: E731
+    M = out.shape[0]
+    params = [M * K, K, values.offset, *values.strides, idx.offset, idx.strides[0], out.offset, *out.strides]
+    binds = [(1, out.buffer, True), (2, values.buffer, False), (3, idx.buffer, False), (4, perm, False)]
+    rt.run(("scatter_runs", xd, id_, od), src, params, binds, _grid1(rt, M * K))
+
+
+_RUNS = """  if (k > 0 && idx_at(k - 1) == j) { return; }
+  let o = si(7u) + m * si(8u) + j * si(9u);
+  var acc = ld_OUT(o);
+  for (var r = k; r < i32(K) && idx_at(r) == j; r = r + 1) {
+    acc = acc + ld_X(si(2u) + m * si(3u) + i32(Q[u32(r)]) * si(4u));
+  }
+  st_OUT(o, acc);"""
 
 
 # ---------------------------------------------------------------------------
@@ -466,10 +538,19 @@ def _sort_io(xd: str, vd: str | None, id_: str | None, px: int, pv: int, pi: int
     return "\n".join(decls), "\n".join(funcs), "\n".join(gather), load
 
 
+# The bitonic sort's key type, (key, index) pair in KV and workgroup block by key width: a 64-bit
+# key takes 3 words a pair and blocks of 1024 (16 KB of workgroup memory, WebGPU's minimum).
+_BITONIC = {False: dict(KEY_T="u32", KEY_MAX="0xffffffffu", KW="2u", LMAX="2048", KV_KEY="KV[2u * g]",
+                        KV_PUT="KV[2u * g] = k;"),
+            True: dict(KEY_T="u64", KEY_MAX="0xfffffffffffffffflu", KW="3u", LMAX="1024",
+                       KV_KEY="u64_join(vec2<u32>(KV[3u * g], KV[3u * g + 1u]))",
+                       KV_PUT="let w = u64_split(k);\n  KV[3u * g] = w.x;\n  KV[3u * g + 1u] = w.y;")}  # fmt: skip
+
+
 def _sort_source(xd: str, vd: str | None, id_: str | None) -> str:
     decls, funcs, gather, load = _sort_io(xd, vd, id_, 3, 8, 11)
     key = G.SORT_KEY[G.DTYPES[xd].ct].replace("$x", load)
-    return G.fill("sort", DECLS=decls, FUNCS=funcs, KEY=key, GATHER=gather)
+    return G.fill("sort", DECLS=decls, FUNCS=funcs, KEY=key, GATHER=gather, **_BITONIC[G.DTYPES[xd].bits == 64])
 
 
 def sort(rt: Any, x: Ref, vout: Ref | None, iout: Ref | None, descending: bool) -> None:
@@ -486,9 +567,10 @@ def _sort_bitonic(rt: Any, x: Ref, vout: Ref | None, iout: Ref | None, descendin
     key = ("sort", xd, vd, id_)
     src = lambda: _sort_source(xd, vd, id_)  # noqa: E731
     M, K = x.shape
+    wide = G.DTYPES[xd].bits == 64
     P = max(2, 1 << (K - 1).bit_length())
-    L = min(P, 2048)
-    kv = rt.alloc(M * P * 8)
+    L = min(P, 1024 if wide else 2048)
+    kv = rt.alloc(M * P * (12 if wide else 8))
     try:
         base = [M, P, K, x.offset, *x.strides, 0, 0, *_out_params(vout), *_out_params(iout),
                 L, int(descending), 0]  # fmt: skip
@@ -526,14 +608,21 @@ _RADIX_KEY = {"bool": ("select(0u, 1u, $x)", 8), "int8": ("((bitcast<u32>($x) ^ 
               "uint8": ("$x", 8), "int16": ("((bitcast<u32>($x) ^ 0x8000u) & 0xffffu)", 16),
               "uint16": ("$x", 16), "float16": ("h_sortkey($x)", 16),
               "int32": ("(bitcast<u32>($x) ^ 0x80000000u)", 32), "uint32": ("$x", 32),
-              "float32": ("f_sortkey($x)", 32)}  # fmt: skip
+              "float32": ("f_sortkey($x)", 32),
+              **{d: (G.SORT_KEY[G.DTYPES[d].ct], 64) for d in ("int64", "uint64", "float64")}}  # fmt: skip
+# The key type and its KI / KO access (words i, or 2i and 2i + 1) by key width.
+_KEY_IO = {False: dict(KEY_T="u32", KEY_XOR="P[13]", LD_KEY="KI[i]", ST_KEY="KO[i] = k;"),
+           True: dict(KEY_T="u64", KEY_XOR="u64_join(vec2<u32>(P[13], P[13]))",
+                      LD_KEY="u64_join(vec2<u32>(KI[2u * i], KI[2u * i + 1u]))",
+                      ST_KEY="let w = u64_split(k); KO[2u * i] = w.x; KO[2u * i + 1u] = w.y;")}  # fmt: skip
 
 
 def _radix_source(xd: str, vd: str | None, id_: str | None, items: int, first: bool, last: bool) -> str:
     decls, funcs, gather, load = _sort_io(xd, vd, id_, 4, 7, 10)
-    return G.fill("radix_sort", DECLS=decls, FUNCS=funcs, GATHER=gather, KEY=_RADIX_KEY[xd][0].replace("$x", load),
+    key, bits = _RADIX_KEY[xd]
+    return G.fill("radix_sort", DECLS=decls, FUNCS=funcs, GATHER=gather, KEY=key.replace("$x", load),
                   ITEMS=str(items), TILE=str(256 * items), SMEM=str(_radix_words(items)),
-                  FIRST=str(first).lower(), LAST=str(last).lower())  # fmt: skip
+                  FIRST=str(first).lower(), LAST=str(last).lower(), **_KEY_IO[bits == 64])  # fmt: skip
 
 
 def _radix_words(items: int) -> int:
@@ -577,7 +666,8 @@ def _sort_radix(rt: Any, x: Ref, vout: Ref | None, iout: Ref | None, descending:
     # stand-ins: rt.dummy for the reads, `spare` for the writes (WebGPU forbids one buffer
     # bound as both in a dispatch).
     spare = rt.alloc(4)
-    bufs = [rt.alloc(M * K * 4) for _ in range(2 * min(2, passes - 1))]
+    key_bytes = 8 if passes == 8 else 4
+    bufs = [rt.alloc(M * K * (key_bytes if j % 2 == 0 else 4)) for j in range(2 * min(2, passes - 1))]
     pairs = [tuple(bufs[2 * j : 2 * j + 2]) for j in range(len(bufs) // 2)]
     cnt = rt.alloc(4 * (levels[-1][0] + levels[-1][1]))
     try:

@@ -99,8 +99,12 @@ class Runtime:
                   "max-compute-invocations-per-workgroup")  # fmt: skip
         self.adapter = adapter
         self.name = f"webgpu:{index}"
+        # The features that give dtypes (backend.FEATURE_DTYPES): a shader naming i64/u64/f64
+        # does not compile on a device created without them.
+        features = [f for f in ("shader-int64", "shader-f64") if f in adapter.features]
         self.device = adapter.request_device_sync(
-            label=f"ndplane {self.name}", required_limits={k: lim[k] for k in wanted}
+            label=f"ndplane {self.name}", required_limits={k: lim[k] for k in wanted},
+            required_features=features,
         )
         self.queue = self.device.queue
         self.features = frozenset(adapter.features)

@@ -34,12 +34,22 @@ from . import _kernels as Kn
 __all__ = ["WebGPUBackend", "ndplane_register_backends"]
 
 _BASE_DTYPES = ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32")
+# Dtypes an adapter feature adds: (features, dtypes). float64 takes both 64-bit features, as its
+# bits travel as a u64 (naga validates no bitcast of an f64 to two u32 words). float16 is stored
+# as bits and computed in f32, so it needs no feature; it is offered where "shader-f16" is, as
+# before (a sign of half-precision hardware).
+FEATURE_DTYPES = (
+    (("shader-f16",), ("float16",)),
+    (("shader-int64",), ("int64", "uint64")),
+    (("shader-int64", "shader-f64"), ("float64",)),
+)
 _FUSED_ROWS = ("softmax", "log_softmax", "logsumexp")
 _BOOL_RESULT = frozenset({"isfinite", "isinf", "isnan", "logical_not", "signbit"})
 
 
 class WebGPUBackend(Backend):
-    """WGSL kernels on one wgpu adapter: strided, 32-bit compute, 8/16-bit packed storage."""
+    """WGSL kernels on one wgpu adapter: strided, 32-bit compute (64-bit where the adapter has
+    the features), 8/16-bit packed storage."""
 
     name = "webgpu"
     protocol_version = 1
@@ -57,12 +67,15 @@ class WebGPUBackend(Backend):
 
         self.index = index
         self.rt = rt = _runtime.runtime(index)
-        names = _BASE_DTYPES + (("float16",) if "shader-f16" in rt.features else ())
+        names, self.notes = _dtypes_of(rt.features)
         self.dtypes = frozenset(getattr(ndplane, n) for n in names)
         # NOTE: no "complex floating" entry: WGSL has no complex type, and the core raises
         # UnsupportedDTypeError naming the device where a complex default would be needed.
+        wide = "int64" in names
         self.default_dtypes = {
-            "real floating": ndplane.float32, "integral": ndplane.int32, "indexing": ndplane.int32,
+            "real floating": ndplane.float64 if "float64" in names else ndplane.float32,
+            "integral": ndplane.int64 if wide else ndplane.int32,
+            "indexing": ndplane.int64 if wide else ndplane.int32,
         }  # fmt: skip
         self.info = dict(rt.adapter.info)
 
@@ -70,10 +83,11 @@ class WebGPUBackend(Backend):
         return f"<WebGPUBackend webgpu:{self.index} {self.info.get('device', '')!r}>"
 
     def supports(self, op: str, dtype: Any) -> bool:
-        if op in G.UNARY:
-            return G.op_expr(G.UNARY, op, dtype.name) is not None
-        if op in G.BINARY:
-            return G.op_expr(G.BINARY, op, dtype.name) is not None
+        if op in G.UNARY or op in G.BINARY:
+            expr = G.op_expr(G.UNARY if op in G.UNARY else G.BINARY, op, dtype.name)
+            # NOTE: float64 transcendentals come from kernels/f64math.wgsl; until it defines one,
+            # the op is not native on float64 (never WGSL's f64 built-ins, see float64.wgsl).
+            return expr is not None and not G.missing_math(expr)
         return op in self.ops
 
     # -- memory --------------------------------------------------------------
@@ -150,8 +164,7 @@ class WebGPUBackend(Backend):
         self._ew("select($c, $b, $a)", out, [cond, a, b])
 
     def cast(self, x: Ref, out: Ref) -> None:
-        src, dst = G.DTYPES[x.dtype.name].ct, G.DTYPES[out.dtype.name].ct
-        self._ew(G.conv(src, dst, "$a"), out, [x])
+        self._ew(G.cast_expr(x.dtype.name, out.dtype.name, "$a"), out, [x])
 
     def _ew(self, expr: str, out: Ref, inputs: list[Any]) -> None:
         if out.size:
@@ -185,6 +198,10 @@ class WebGPUBackend(Backend):
             raise NotImplementedError(f"webgpu: no fused {op!r}")
         x = inputs[0]
         assert x is not None
+        missing = G.missing_math("f64_exp( f64_log(") if x.dtype.name == "float64" else []
+        if missing:
+            raise NotImplementedError(f"webgpu: fused {op} on {x.dtype.name} needs {', '.join(missing)} "
+                                      "(kernels/f64math.wgsl)")  # fmt: skip
         if out.size:
             Kn.rows(self.rt, op, x, out)
 
@@ -215,6 +232,19 @@ def _expr(table: dict[str, dict[str, str]], op: str, dtype: str, *rename: str) -
     if rename:
         expr = expr.replace(*rename)
     return expr
+
+
+def _dtypes_of(features: frozenset[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(dtype names, notes for ``ndplane info``) of an adapter with ``features``."""
+    names, notes = _BASE_DTYPES, []
+    for needs, dts in FEATURE_DTYPES:
+        missing = [f for f in needs if f not in features]
+        if not missing:
+            names += dts
+            notes.append(f"{', '.join(dts)}: declared, from adapter feature {' and '.join(needs)}")
+        else:
+            notes.append(f"{', '.join(dts)}: not declared, the adapter lacks feature {' and '.join(missing)}")
+    return names, tuple(notes)
 
 
 def _contig(ref: Ref, buf: Any) -> Ref:
@@ -259,9 +289,10 @@ def _count() -> int:
 
 
 def _priority() -> int:
-    # NOTE: below cpu (20) even on a real GPU: webgpu has no float64, int64 or complex, so
-    # becoming the default would silently change a program's default dtypes (and most small
-    # programs run faster on cpu). A software adapter (lavapipe) ranks below numpy (10) too.
+    # NOTE: below cpu (20) even on a real GPU: webgpu has no complex (nor float64 or int64 on an
+    # adapter without the features), so becoming the default could silently change a program's
+    # dtypes, and most small programs run faster on cpu. A software adapter (lavapipe) ranks
+    # below numpy (10) too.
     ok, _, _, software = _probe()
     return 0 if not ok else 5 if software else 15
 

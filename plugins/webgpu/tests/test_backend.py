@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from ndplane_webgpu.backend import _BASE_DTYPES, FEATURE_DTYPES, _dtypes_of
 
 import ndplane
 from ndplane.backend import Ref
@@ -42,11 +43,27 @@ def test_one_device_per_process(be):
 
 def test_declared_dtypes(be):
     names = {d.name for d in be.dtypes}
+    feats = be.rt.features
     assert {"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32"} <= names
-    assert not names & {"int64", "uint64", "float64", "complex64", "complex128"}
-    assert ("float16" in names) == ("shader-f16" in be.rt.features)
-    assert be.default_dtypes["real floating"] is ndplane.float32
-    assert be.default_dtypes["integral"] is be.default_dtypes["indexing"] is ndplane.int32
+    assert not names & {"complex64", "complex128"}
+    assert ("float16" in names) == ("shader-f16" in feats)
+    assert ("int64" in names) == ("uint64" in names) == ("shader-int64" in feats)
+    assert ("float64" in names) == ({"shader-int64", "shader-f64"} <= feats)
+    wide = "int64" in names
+    assert be.default_dtypes["real floating"] is (ndplane.float64 if "float64" in names else ndplane.float32)
+    assert be.default_dtypes["integral"] is be.default_dtypes["indexing"] is (ndplane.int64 if wide else ndplane.int32)
+    assert len(be.notes) == len(FEATURE_DTYPES) and all("shader-" in n for n in be.notes)
+
+
+@pytest.mark.parametrize("features, added", [
+    ((), set()), (("shader-f64",), set()), (("shader-int64",), {"int64", "uint64"}),
+    (("shader-int64", "shader-f64", "shader-f16"), {"int64", "uint64", "float64", "float16"}),
+])  # fmt: skip
+def test_dtypes_follow_the_adapter_features(features, added):
+    """An adapter without the features keeps the 32-bit set, and the notes say why."""
+    names, notes = _dtypes_of(frozenset(features))
+    assert set(names) == set(_BASE_DTYPES) | added
+    assert any(n.startswith("float64: not declared") for n in notes) == ("float64" not in added)
 
 
 def test_memory_stats_and_pool(be):

@@ -3,8 +3,10 @@
 Some driver freedoms cannot show on lavapipe: WGSL ``%`` on a signed integer becomes SPIR-V
 ``OpSRem``, undefined for negative operands under Vulkan without VK_KHR_maintenance8, and
 NVIDIA's driver returns wrong remainders where lavapipe returns right ones. So the rule is
-checked on the generated source instead: the only ``%`` is the one inside ``u_mod``, whose
-``u32`` signature the WGSL compiler enforces at every call.
+checked on the generated source instead: the only ``%`` is the one inside ``u_mod`` (and
+``u64_mod`` for 64-bit integers), whose unsigned signature the WGSL compiler enforces at every
+call. The scan covers the 64-bit dtypes' shaders (int64.wgsl, float64.wgsl, f64math.wgsl pasted in)
+where the adapter has them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from webgpu_helpers import ALL
 from ndplane.backend import BINARY_OPS, REDUCE_OPS, SCAN_OPS, UNARY_OPS
 
 U_MOD = "fn u_mod(a: u32, b: u32) -> u32 { return a % b; }"
+U64_MOD = "fn u64_mod(a: u64, b: u64) -> u64 { return a % b; }"
 
 
 def _strip_comments(src: str) -> str:
@@ -44,7 +47,10 @@ def sources(be, monkeypatch):
 
 def _run_every_family(be, host) -> None:
     rng = np.random.default_rng(0)
+    have = {d.name for d in be.dtypes}
     for name in ALL:
+        if name not in have:
+            continue
         dt = np.dtype(name)
         x = host.put(np.arange(12).reshape(3, 4).astype(dt))
         xt = host.view(np.arange(12).reshape(4, 3).astype(dt), np.arange(12).reshape(4, 3).astype(dt).T)
@@ -63,7 +69,7 @@ def _run_every_family(be, host) -> None:
         be.where(host.put(rng.random((3, 4)) < 0.5), x, xt, out)
         be.cast(x, host.empty((3, 4), np.float32))
         # The dtypes the core asks for: sums of small integers in the default integer dtype.
-        wide = {"b": None, "i": np.int32, "u": np.uint32, "f": dt}[dt.kind]
+        wide = {"b": None, "i": np.int32, "u": np.uint32, "f": dt}[dt.kind] if dt.itemsize < 8 else dt
         for op in REDUCE_OPS:
             acc = {"sum": wide, "prod": wide, "any": np.bool_, "all": np.bool_,
                    "argmax": np.int32, "argmin": np.int32}.get(op, dt)  # fmt: skip
@@ -91,18 +97,44 @@ def test_no_percent_on_signed_integers_in_any_generated_shader(be, host, sources
     families = {key[0] for key in sources}
     assert {"ew", "reduce", "scan", "matmul", "take", "scatter", "sort", "radix_sort", "philox"} <= families
     for key, src in sources.items():
-        code = _strip_comments(src).replace(U_MOD, "")
-        assert "%" not in code, f"{key}: '%' outside u_mod (use u_mod on u32 operands)"
+        code = _strip_comments(src).replace(U_MOD, "").replace(U64_MOD, "")
+        assert "%" not in code, f"{key}: '%' outside u_mod / u64_mod (use them on unsigned operands)"
+        if not re.search(r"int64|float64|[iuf]64", repr(key)):
+            # a 32-bit shader must compile on an adapter without shader-int64 / shader-f64
+            assert not re.search(r"\b[iuf]64\b", code), f"{key}: a 64-bit type in a 32-bit shader"
+    if "int64" in {d.name for d in be.dtypes}:
+        assert {"scatter_runs"} <= families
+        assert any("i64_remainder" in src for src in sources.values())
 
 
 def test_u_mod_is_the_only_remainder_and_is_unsigned():
     common = _strip_comments(G.common())
     assert common.count("%") == 1 and U_MOD in common
+    wide = _strip_comments(G.wgsl("int64"))
+    assert wide.count("%") == 1 and U64_MOD in wide
+    assert "%" not in _strip_comments(G.wgsl("float64"))
+    if G._defined("f64math"):
+        assert "%" not in _strip_comments(G.wgsl("f64math"))
+
+
+def test_float64_shaders_use_no_wgsl_transcendental_builtins():
+    """exp(f64) and friends compile in naga but become GLSL.std.450 instructions on doubles,
+    which SPIR-V does not define: every float64 op expression calls our helpers instead."""
+    builtins = re.compile(r"(?<![\w.])(exp|exp2|log|log2|sin|cos|tan|asin|acos|atan|atan2|sinh|cosh|tanh|"
+                          r"asinh|acosh|atanh|pow|sqrt|inverseSqrt|fma)\(")
+    for table in (G.UNARY, G.BINARY):
+        for op in table:
+            expr = G.op_expr(table, op, "float64")
+            if expr is not None:
+                assert not builtins.search(expr), f"{op}: {expr}"
+    assert not builtins.search(_strip_comments(G.wgsl("float64")))
 
 
 def test_signed_remainder_and_floor_divide_match_numpy(be, host):
     """Every sign combination, zero divisors and the INT_MIN / -1 overflow, in each signed dtype."""
-    for name in ("int8", "int16", "int32"):
+    for name in ("int8", "int16", "int32", "int64"):
+        if name not in {d.name for d in be.dtypes}:
+            continue
         info = np.iinfo(name)
         vals = np.array([info.min, info.min + 1, -7, -3, -1, 0, 1, 3, 7, info.max], dtype=name)
         a = np.repeat(vals, vals.size)

@@ -315,7 +315,7 @@ def test_matmul_f32_public_api_transposed_operands(be, mm_keys):
     assert all(k[3] and k[5] for k in mm_keys), mm_keys  # vec4 loads of both operands, no copies
 
 
-@pytest.mark.parametrize("idx_dtype", ["int32", "uint8", "int16"])
+@pytest.mark.parametrize("idx_dtype", ["int32", "uint8", "int16", "int64", "uint64"])
 @pytest.mark.parametrize("dtype", ALL)
 def test_take(be, host, dtype, idx_dtype):
     supported(be, dtype, idx_dtype)
@@ -331,15 +331,16 @@ def test_take(be, host, dtype, idx_dtype):
     close(host.get(out), want, 0)
 
 
+@pytest.mark.parametrize("idx_dtype", ["int32", "int64"])
 @pytest.mark.parametrize("dtype", ALL)
-def test_scatter_add(be, host, dtype):
-    supported(be, dtype)
+def test_scatter_add(be, host, dtype, idx_dtype):
+    supported(be, dtype, idx_dtype)
     rng = np.random.default_rng(2)
     obase = random_array(rng, (7, 11), dtype, special=False)
     if np.dtype(dtype).kind == "f":
         obase = (obase / 10).astype(dtype)
     out_view = obase[1:6, ::-2]  # (5, 6), a user view
-    idx = rng.integers(0, 6, 300).astype(np.int32)  # many repeats
+    idx = rng.integers(0, 6, 300).astype(idx_dtype)  # many repeats
     values = random_array(rng, (5, 300), dtype, special=False)
     if np.dtype(dtype).kind == "f":
         values = (values / 10).astype(dtype)

@@ -53,7 +53,9 @@ class Host:
         self.bufs.clear()
 
 
-ALL = ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16", "float32"]
+# The 64-bit dtypes last: only adapters with shader-int64 (and shader-f64) declare them.
+ALL = ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16", "float32",
+       "int64", "uint64", "float64"]  # fmt: skip
 
 
 def random_array(rng: np.random.Generator, shape, dtype: str, special: bool = True) -> np.ndarray:
@@ -64,8 +66,15 @@ def random_array(rng: np.random.Generator, shape, dtype: str, special: bool = Tr
     if dt.kind in "iu":
         info = np.iinfo(dt)
         lo, hi = max(info.min, -(2**31)), min(info.max, 2**31 - 1)
-        vals = rng.integers(lo, hi, size=n, endpoint=True, dtype=np.int64)
-        small = rng.integers(-8 if dt.kind == "i" else 0, 9, size=n)
+        wide = np.uint64 if dt == np.uint64 else np.int64
+        if dt.itemsize == 8:  # the whole range, with its ends
+            lo, hi = info.min, info.max
+            vals = rng.integers(lo, hi, size=n, endpoint=True, dtype=wide)
+            ends = np.array([lo, hi], dtype=wide)[rng.integers(0, 2, size=n)]
+            vals = np.where(rng.random(n) < 0.05, ends, vals)
+        else:
+            vals = rng.integers(lo, hi, size=n, endpoint=True, dtype=np.int64)
+        small = rng.integers(-8 if dt.kind == "i" else 0, 9, size=n).astype(wide)
         vals = np.where(rng.random(n) < 0.5, small, vals)
         return vals.astype(dt).reshape(shape)
     vals = rng.standard_normal(n) * np.where(rng.random(n) < 0.2, 100.0, 2.0)

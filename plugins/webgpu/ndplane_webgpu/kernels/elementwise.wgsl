@@ -2,11 +2,11 @@
 // Used by unary, binary, where, cast, copy and fill.
 //
 // Bindings:
-//   0  P    params (u32): [n, ndim, scalar0, scalar1, shape[ndim],
+//   0  P    params (u32): [n, ndim, scalar0, scalar0_hi, scalar1, scalar1_hi, shape[ndim],
 //           then per buffer operand r (OUT first): offset_r, strides_r[ndim] (i32 bits)]
 //   1  OUT  the output: STRIDED (any view: copy and fill write into the user's views)
 //   2+ A, B, C  the inputs: each STRIDED (0 and negative strides included),
-//           or a Python scalar read from P[2] / P[3] (then it has no binding)
+//           or a Python scalar read from P[2] / P[4] (64-bit ones: and P[3] / P[5]; no binding)
 // Thread i handles logical element i (row-major); the flat index is split into
 // coordinates with the shape and dotted with each operand's strides (CONTIG
 // skips that when every operand is contiguous).

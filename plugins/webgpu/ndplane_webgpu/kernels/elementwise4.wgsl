@@ -1,8 +1,9 @@
 // elementwise4.wgsl: the contiguous case of elementwise.wgsl when every buffer operand has a
-// 32-bit dtype: four elements per thread through 16-byte loads and stores.
+// 32- or 64-bit dtype: four elements per thread through 16-byte loads and stores (two of them
+// for a 64-bit operand, whose elements are then vec2<u32> halves; R_T the results' type).
 //
 // Bindings as in elementwise.wgsl, each buffer an array<vec4<u32>>; P as there with ndim 1:
-//   [n, 1, scalar0, scalar1, n, then per buffer operand r (OUT first): offset_r, 1],
+//   [n, 1, scalar0, scalar0_hi, scalar1, scalar1_hi, n, then per buffer operand r (OUT first): offset_r, 1],
 // every offset a multiple of 4 elements. Thread q handles elements 4q .. 4q+3. A partial
 // last vector is stored lane by lane: the words past the view may belong to another view of
 // the same buffer.
@@ -19,16 +20,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let n = P[0];
   if (4u * q >= n) { return; }
 $LOADS
-  var r: vec4<u32>;
+  var r: $R_T;
   for (var l = 0u; l < 4u; l = l + 1u) {
     r[l] = $EXPR;
   }
-  let o = P[5] / 4u + q;
-  if (4u * q + 4u <= n) {
-    OUT[o] = r;
-    return;
-  }
-  for (var l = 0u; 4u * q + l < n; l = l + 1u) {
-    OUT[o][l] = r[l];
-  }
+$STORE
 }

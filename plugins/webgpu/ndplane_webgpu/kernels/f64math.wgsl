@@ -1,10 +1,12 @@
 // f64math.wgsl: float64 transcendental functions for the webgpu backend (issue 23).
 //
 // Every function is built from +, -, *, /, sqrt, floor, trunc, abs and 64-bit integer bit
-// operations only: WGSL's exp, log, sin, pow, ... on f64 become GLSL.std.450 instructions
-// on doubles, which SPIR-V does not define (drivers may compute them in float32), so they
-// are NEVER called here. Nor is fma: Vulkan does not require it to be fused on doubles
-// (lavapipe's is not), so exact products use a 21+32-bit split of the bit pattern instead.
+// operations only, and conversions between u64 and f64 (in f64_fmod). No `%` at all (the
+// backend keeps it to its u_mod / u64_mod helpers; NVIDIA's driver miscomputes OpSRem): WGSL's
+// exp, log, sin, pow, ... on f64 become GLSL.std.450 instructions on doubles, which SPIR-V
+// does not define (drivers may compute them in float32), so they are NEVER called here.
+// Nor is fma: Vulkan does not require it to be fused on doubles (lavapipe's is not), so exact
+// products use a 21+32-bit split of the bit pattern instead.
 //
 // Needs the features `shader-f64` and `shader-int64`: exponents are read through
 // bitcast<u64>(x). (naga's frexp on f64 returns an i64 exponent, so it needs shader-int64
@@ -16,34 +18,47 @@
 // Exported (NumPy argument order; NumPy's special values: signed zeros, inf, NaN, C99 pow
 // and atan2 special cases, overflow to inf and gradual underflow). Max error in ulp against
 // NumPy float64 on lavapipe, measured by plugins/webgpu/tests/test_f64math.py (see the
-// "webgpu float64" table in docs/api.md); the algorithm is given in brackets.
-//   f64_exp        1.00 ulp  [x = k ln2 + r, Taylor expm1(r) to r^15, one rounding at 2^k]
-//   f64_exp2       1.00 ulp  [exp of x*ln2 taken as a double-double]
-//   f64_expm1      2.00 ulp  [same reduction, (2^k - 1) + 2^k expm1(r)]
+// "webgpu float64" table in docs/api.md, which also gives the error against the exact
+// result: NumPy's own is up to 0.8 ulp); the algorithm is given in brackets.
+//   f64_exp        1.00 ulp  [x = k ln2 + r, Taylor expm1(r) to r^15, 1 + r + r^2/2 + ... summed
+//                             as a double-double and rounded once: 0.51 ulp of the exact result]
+//   f64_exp2       1.00 ulp  [exp of x*ln2 taken as a double-double: 0.51 ulp of exact]
+//   f64_expm1      1.00 ulp  [same reduction, (2^k - 1) + 2^k expm1(r) in double-double]
 //   f64_log        1.00 ulp  [double-double log: 49-entry table of 1/c, log1p series]
 //   f64_log2       1.00 ulp  [double-double log times 1/ln2 as a double-double]
 //   f64_log10      1.00 ulp  [double-double log times 1/ln10 as a double-double]
 //   f64_log1p      1.00 ulp  [log of 1 + x plus the rounding error of 1 + x]
-//   f64_sin        2.00 ulp  [Cody-Waite, 3-part pi/2 (33+33+53 bits), Taylor kernels]
-//   f64_cos        2.00 ulp  [as sin]
-//   f64_tan        3.00 ulp  [sin kernel / cos kernel]
+//   f64_sin        1.00 ulp  [Cody-Waite, 3-part pi/2 (33+33+53 bits), the reduced argument a
+//                             double-double, Taylor kernels]
+//   f64_cos        1.00 ulp  [as sin]
+//   f64_tan        1.00 ulp  [sin and cos kernels as double-doubles, divided in double-double]
 //   f64_asin       1.00 ulp  [Taylor to |x| = 1/2; beyond, pi/2 - 2 asin(sqrt((1-|x|)/2))]
 //   f64_acos       1.00 ulp  [as asin]
 //   f64_atan       1.00 ulp  [atan(k/16) table as double-doubles + Taylor; 1/x above 1]
 //   f64_atan2      1.00 ulp  [atan of min/max of |y|, |x|, quadrants in double-double]
-//   f64_sinh       2.00 ulp  [expm1; exp scaled by 1/2 above 22]
+//   f64_sinh       1.00 ulp  [(u + u/(u+1))/2, u = expm1 as a double-double; exp / 2 above 22]
 //   f64_cosh       1.00 ulp  [exp, expm1 near 0]
-//   f64_tanh       3.00 ulp  [expm1]
+//   f64_tanh       1.00 ulp  [u/(u+2), u = expm1(2|x|) as a double-double, below 1; 1 - 2/(u+2)]
 //   f64_asinh      1.00 ulp  [log1p / log]
-//   f64_acosh      2.00 ulp  [log1p / log]
-//   f64_atanh      1.00 ulp  [log1p]
-//   f64_pow        1.00 ulp  [C99 special cases, then exp(y * log|x|) in double-double]
+//   f64_acosh      1.00 ulp  [log1p(t + sqrt(2t + t^2)) in double-double, t = x - 1, to 2; log]
+//   f64_atanh      1.00 ulp  [log1p(2|x| / (1 - |x|)) / 2 in double-double]
+//   f64_pow        1.00 ulp  [C99 special cases; y = 1/2: sqrt, y = -1/2: 1 / sqrt correctly
+//                             rounded; else exp(y * log|x|) in double-double: 0.51 ulp of exact]
 //   f64_hypot      1.00 ulp  [scaled by a power of 2, sum of squares in double-double]
 //   f64_logaddexp  2.00 ulp  [max + log1p(exp(-|a - b|))]
 //   f64_logaddexp2 2.00 ulp  [max + log1p(exp2(-|a - b|)) / ln2]
 //   f64_sqrt       0.00 ulp  [built-in sqrt; subnormals scaled first (lavapipe's is inexact there)]
+//   f64_fmod       exact     [C fmod, sign of a: long division of the integer significands,
+//                             11+ bits a step (<= 191 steps), quotients through f64]
+//   f64_divmod     exact     [NumPy's npy_divmod step for step: vec2(floor quotient, remainder)]
+//   f64_remainder  exact     [np.remainder: npy_divmod's remainder (sign of b); NaN for b = 0]
+//   f64_floor_divide exact   [np.floor_divide: npy_divmod's quotient; a / b (inf, NaN) for b = 0]
+//   ("exact": bit for bit NumPy's float64 result, NaN payloads aside, given IEEE +, -, /, floor.)
 //   f64_isnan, f64_isinf, f64_isfinite, f64_signbit, f64_copysign, f64_sign, f64_nextafter,
-//   f64_nan, f64_inf: exact bit operations.
+//   f64_nan, f64_inf: exact bit operations (f64_sign(+-0) = +0, as NumPy).
+// The WGSL built-ins floor, ceil, trunc, round (half to even), abs and the operators x * x,
+// 1 / x, x / y are bit for bit NumPy's on lavapipe's f64 (checked by test_f64math.py), so the
+// backend's float64 rows use them as they are; no f64_ twins are needed.
 // Subnormals: lavapipe keeps f64 subnormals in arithmetic (inputs and results are
 // IEEE-exact there); a driver that flushes them would flush these functions' too.
 // sin, cos, tan: accurate (the bound above) for |x| < 2^20 * pi/2 (about 1.6e6); beyond, the
@@ -60,11 +75,13 @@ fn f64_inf() -> f64 { return bitcast<f64>(0x7ff0000000000000lu); }
 fn f64_copysign(x: f64, y: f64) -> f64 {
   return bitcast<f64>((bitcast<u64>(x) & 0x7ffffffffffffffflu) | (bitcast<u64>(y) & 0x8000000000000000lu));
 }
+// NumPy's sign: +-1, NaN for NaN, and +0.0 for both zeros. (Built from bits: lavapipe compiled
+// the comparison chain `x > 0 ? 1 : x < 0 ? -1 : 0` to a sign operation returning -0.0 for +0.0.)
 fn f64_sign(x: f64) -> f64 {
+  let u = bitcast<u64>(x);
   if (f64_isnan(x)) { return x; }
-  if (x > 0.0) { return 1.0; }
-  if (x < 0.0) { return -1.0; }
-  return 0.0;
+  if ((u & 0x7ffffffffffffffflu) == 0lu) { return bitcast<f64>(0lu); }
+  return bitcast<f64>((u & 0x8000000000000000lu) | 0x3ff0000000000000lu);
 }
 fn f64_nextafter(a: f64, b: f64) -> f64 {
   if (f64_isnan(a) || f64_isnan(b)) { return f64_nan(); }
@@ -145,19 +162,33 @@ const F64M_3PIO4_L: f64 = 9.184850993605148e-17;
 // ---- exp family ----
 
 // expm1(r) for |r| <= 0.35 (Taylor series to r^15: error below 2^-60 relative).
-fn f64m_expm1_poly(r: f64) -> f64 {
-  return r + r * r * (((((((((((((7.647163731819816e-13 * r + 1.1470745597729725e-11) * r + 1.6059043836821613e-10) * r + 2.08767569878681e-09) * r + 2.505210838544172e-08) * r + 2.755731922398589e-07) * r + 2.7557319223985893e-06) * r + 2.48015873015873e-05) * r + 0.0001984126984126984) * r + 0.001388888888888889) * r + 0.008333333333333333) * r + 0.041666666666666664) * r + 0.16666666666666666) * r + 0.5);
+fn f64m_expm1_poly(r: f64) -> f64 { return r + f64m_expm1_tail(r); }
+// expm1(r) - r.
+fn f64m_expm1_tail(r: f64) -> f64 {
+  return r * r * (((((((((((((7.647163731819816e-13 * r + 1.1470745597729725e-11) * r + 1.6059043836821613e-10) * r + 2.08767569878681e-09) * r + 2.505210838544172e-08) * r + 2.755731922398589e-07) * r + 2.7557319223985893e-06) * r + 2.48015873015873e-05) * r + 0.0001984126984126984) * r + 0.001388888888888889) * r + 0.008333333333333333) * r + 0.041666666666666664) * r + 0.16666666666666666) * r + 0.5);
+}
+// (expm1(r) - r - r^2/2) / r^3 for |r| <= 0.35: the tail's polynomial without its first term.
+fn f64m_expm1_p3(r: f64) -> f64 {
+  return (((((((((((7.647163731819816e-13 * r + 1.1470745597729725e-11) * r + 1.6059043836821613e-10) * r + 2.08767569878681e-09) * r + 2.505210838544172e-08) * r + 2.755731922398589e-07) * r + 2.7557319223985893e-06) * r + 2.48015873015873e-05) * r + 0.0001984126984126984) * r + 0.001388888888888889) * r + 0.008333333333333333) * r + 0.041666666666666664) * r + 0.16666666666666666;
 }
 // exp(h + l) * 2^s, |l| <= 2^-40 |h|, for -746 < h < 710.5 (over- and underflow come
-// out of the final scaling with one rounding).
+// out of the final scaling with one rounding). exp(r + c) = 1 + r + r^2/2 + r^3 P(r) +
+// c (1 + expm1(r)) is summed as a double-double (1 + r and + r^2/2 exact, the rest, below
+// 0.008, to 2^-60) and rounded once: 0.5 + 2^-7 ulp at most, before a subnormal result's
+// second rounding. (Rounding 1 + expm1(r) with expm1(r) already rounded cost up to 1 ulp.)
 fn f64m_exp_dd(h: f64, l: f64, s: i32) -> f64 {
   let k = floor(h * F64M_INVLN2 + 0.5);
   let hi = h - k * F64M_LN2HI;
   let lo = k * F64M_LN2LO - l;
   let r = f64m_opaque(hi - lo);
   let c = (hi - r) - lo;
-  let e = f64m_expm1_poly(r);
-  let y: f64 = 1.0 + (e + c * (1.0 + e));
+  let r2 = f64m_two_prod(r, r);
+  let t3 = r * r2.x * f64m_expm1_p3(r);
+  let a = f64m_two_sum(1.0, r);
+  let b = f64m_two_sum(a.x, 0.5 * r2.x);
+  let e = (r + 0.5 * r2.x) + t3;
+  let low = (a.y + b.y) + ((0.5 * r2.y + t3) + c * (1.0 + e));
+  let y = b.x + low;
   return f64m_scale(y, i32(k) + s);
 }
 fn f64_exp(x: f64) -> f64 {
@@ -179,7 +210,7 @@ fn f64_expm1(x: f64) -> f64 {
   if (x < -38.0) { return -1.0; }
   if (abs(x) < 5.551115123125783e-17) { return x; }
   let k = floor(x * F64M_INVLN2 + 0.5);
-  if (k == 0.0) { return f64m_expm1_poly(x); }
+  if (abs(k) <= 53.0) { return f64m_expm1_dd(x).x; }
   let hi = x - k * F64M_LN2HI;
   let lo = k * F64M_LN2LO;
   let r = f64m_opaque(hi - lo);
@@ -190,6 +221,34 @@ fn f64_expm1(x: f64) -> f64 {
   if (ki > 56) { return f64m_scale(1.0 + e, ki); }
   let two = f64m_p2(ki);
   return (two - 1.0) + two * e;
+}
+
+// a + b = s + e for |a| >= |b| (or a = 0).
+fn f64m_fast_two_sum(a: f64, b: f64) -> vec2<f64> {
+  let s = f64m_opaque(a + b);
+  return vec2<f64>(s, b - (s - a));
+}
+// (nh + nl) / (dh + dl) for normalised double-doubles, to about 2^-100 relative before the
+// final rounding of q + r / dh.
+fn f64m_dd_div(nh: f64, nl: f64, dh: f64, dl: f64) -> f64 {
+  let q = f64m_opaque(nh / dh);
+  let p = f64m_two_prod(q, dh);
+  let r = (((nh - p.x) - p.y) + nl) - q * dl;
+  return q + r / dh;
+}
+// expm1(x) as a double-double for x = k ln2 + r, |k| <= 53 (2^k - 1 exact), |r| <= ln2/2:
+// relative error about 2^-54 (the polynomial tail's rounding; r + tail is not rounded).
+fn f64m_expm1_dd(x: f64) -> vec2<f64> {
+  let k = floor(x * F64M_INVLN2 + 0.5);
+  let hi = x - k * F64M_LN2HI;
+  let lo = k * F64M_LN2LO;
+  let r = f64m_opaque(hi - lo);
+  let c = (hi - r) - lo;
+  let em = f64m_two_sum(r, f64m_expm1_tail(r));
+  let el = em.y + c * (1.0 + em.x);   // expm1(r + c) = em + c (1 + em)
+  let two = f64m_p2(i32(k));
+  let sm = f64m_two_sum(two - 1.0, two * em.x);   // 2^k (1 + e) - 1
+  return f64m_fast_two_sum(sm.x, sm.y + two * el);
 }
 
 // ---- log family ----
@@ -261,7 +320,7 @@ fn f64m_log_dd(x: f64, tc: f64) -> vec2<f64> {
     e = -54;
   }
   e = e + i32(u32(b >> 52u)) - 1023;
-  var m = bitcast<f64>((b & 0x000fffffffffffffflu) | 0x3ff0000000000000lu);
+  var m = bitcast<f64>((b & 0x000ffffffffffffflu) | 0x3ff0000000000000lu);
   if (m >= 1.5) {
     m = m * 0.5;
     e = e + 1;
@@ -438,22 +497,28 @@ fn f64m_trig_reduce(x0: f64) -> vec3<f64> {
   // |x| >= 2^60: no accuracy left anyway; keep the result finite (x mod 2^32, exact).
   if (abs(x) > 1.152921504606847e18) { x = x - 4294967296.0 * floor(x * 2.3283064365386963e-10); }
   let k = floor(x * F64M_2OPI + 0.5);
-  let t = (x - k * F64M_PIO2_1) - k * F64M_PIO2_2;
-  let w = k * F64M_PIO2_3;
-  let rh = f64m_opaque(t - w);
-  let rl = (t - rh) - w;
+  // x - k P1 and k P2 are exact (|k| < 2^20); their difference is kept as a double-double.
+  let t = f64m_two_sum(x - k * F64M_PIO2_1, -(k * F64M_PIO2_2));
+  let r = f64m_fast_two_sum(t.x, t.y - k * F64M_PIO2_3);
   let q = k - 4.0 * floor(k * 0.25);
-  return vec3<f64>(q, rh, rl);
+  return vec3<f64>(q, r.x, r.y);
 }
-fn f64m_sin_k(rh: f64, rl: f64) -> f64 {
+// sin(rh + rl) = rh + f64m_sin_t(rh, rl).
+fn f64m_sin_k(rh: f64, rl: f64) -> f64 { return rh + f64m_sin_t(rh, rl); }
+fn f64m_sin_t(rh: f64, rl: f64) -> f64 {
   let z = rh * rh;
-  return rh + (rl * (1.0 - 0.5 * z) + rh * z * ((((((((-8.22063524662433e-18 * z + 2.8114572543455206e-15) * z + -7.647163731819816e-13) * z + 1.6059043836821613e-10) * z + -2.505210838544172e-08) * z + 2.7557319223985893e-06) * z + -0.0001984126984126984) * z + 0.008333333333333333) * z + -0.16666666666666666));
+  return (rl * (1.0 - 0.5 * z) + rh * z * ((((((((-8.22063524662433e-18 * z + 2.8114572543455206e-15) * z + -7.647163731819816e-13) * z + 1.6059043836821613e-10) * z + -2.505210838544172e-08) * z + 2.7557319223985893e-06) * z + -0.0001984126984126984) * z + 0.008333333333333333) * z + -0.16666666666666666));
 }
+// cos(rh + rl) = w + t: (w, t).
 fn f64m_cos_k(rh: f64, rl: f64) -> f64 {
+  let c = f64m_cos_wt(rh, rl);
+  return c.x + c.y;
+}
+fn f64m_cos_wt(rh: f64, rl: f64) -> vec2<f64> {
   let z = rh * rh;
   let hz = 0.5 * z;
   let w = f64m_opaque(1.0 - hz);
-  return w + (((1.0 - w) - hz) + (z * z * ((((((((4.110317623312165e-19 * z + -1.5619206968586225e-16) * z + 4.779477332387385e-14) * z + -1.1470745597729725e-11) * z + 2.08767569878681e-09) * z + -2.755731922398589e-07) * z + 2.48015873015873e-05) * z + -0.001388888888888889) * z + 0.041666666666666664) - rh * rl));
+  return vec2<f64>(w, ((1.0 - w) - hz) + (z * z * ((((((((4.110317623312165e-19 * z + -1.5619206968586225e-16) * z + 4.779477332387385e-14) * z + -1.1470745597729725e-11) * z + 2.08767569878681e-09) * z + -2.755731922398589e-07) * z + 2.48015873015873e-05) * z + -0.001388888888888889) * z + 0.041666666666666664) - rh * rl));
 }
 fn f64_sin(x: f64) -> f64 {
   if (!f64_isfinite(x)) { return f64_nan(); }
@@ -476,12 +541,14 @@ fn f64_cos(x: f64) -> f64 {
 }
 fn f64_tan(x: f64) -> f64 {
   if (!f64_isfinite(x)) { return f64_nan(); }
-  if (abs(x) < 1.4901161193847656e-8) { return x; }
+  if (abs(x) < 7.450580596923828e-9) { return x; }
   let r = f64m_trig_reduce(x);
-  let s = f64m_sin_k(r.y, r.z);
-  let c = f64m_cos_k(r.y, r.z);
-  if ((i32(r.x) & 1) == 0) { return s / c; }
-  return -c / s;
+  // sin and cos of the reduced argument as double-doubles, divided in double-double
+  let s = f64m_fast_two_sum(r.y, f64m_sin_t(r.y, r.z));
+  let cw = f64m_cos_wt(r.y, r.z);
+  let c = f64m_fast_two_sum(cw.x, cw.y);
+  if ((i32(r.x) & 1) == 0) { return f64m_dd_div(s.x, s.y, c.x, c.y); }
+  return -f64m_dd_div(c.x, c.y, s.x, s.y);
 }
 
 // ---- hyperbolic ----
@@ -491,9 +558,12 @@ fn f64_sinh(x: f64) -> f64 {
   let ax = abs(x);
   if (ax < 1.4901161193847656e-8) { return x; }
   var r: f64;
-  if (ax < 22.0) {
-    let t = f64_expm1(ax);
-    if (ax < 1.0) { r = 0.5 * (2.0 * t - t * t / (t + 1.0)); } else { r = 0.5 * (t + t / (t + 1.0)); }
+  if (ax < 22.0) {   // (u + u / (u + 1)) / 2, u = expm1(|x|) as a double-double
+    let u = f64m_expm1_dd(ax);
+    let d = f64m_two_sum(u.x, 1.0);
+    let v = f64m_dd_div(u.x, u.y, d.x, d.y + u.y);
+    let w = f64m_two_sum(u.x, v);
+    r = 0.5 * (w.x + (w.y + u.y));
   } else if (ax > 710.5) {
     r = f64_inf();
   } else {
@@ -520,15 +590,16 @@ fn f64_cosh(x: f64) -> f64 {
 fn f64_tanh(x: f64) -> f64 {
   if (f64_isnan(x)) { return x; }
   let ax = abs(x);
-  if (ax < 1.4901161193847656e-8) { return x; }
+  if (ax < 7.450580596923828e-9) { return x; }
   var r: f64;
   if (ax > 22.0) {
     r = 1.0;
   } else if (ax >= 1.0) {
     r = 1.0 - 2.0 / (f64_expm1(2.0 * ax) + 2.0);
-  } else {
-    let t = f64_expm1(-2.0 * ax);
-    r = -t / (t + 2.0);
+  } else {   // expm1(2|x|) / (expm1(2|x|) + 2) in double-double
+    let u = f64m_expm1_dd(2.0 * ax);
+    let d = f64m_two_sum(u.x, 2.0);
+    r = f64m_dd_div(u.x, u.y, d.x, d.y + u.y);
   }
   return f64_copysign(r, x);
 }
@@ -552,22 +623,38 @@ fn f64_acosh(x: f64) -> f64 {
   if (f64_isinf(x)) { return x; }
   if (x > 268435456.0) { return f64_log(x) + F64M_LN2; }
   if (x > 2.0) { return f64_log(2.0 * x - 1.0 / (x + sqrt(x * x - 1.0))); }
+  // log1p(y), y = t + sqrt(2t + t^2), t = x - 1 (exact), with y as a double-double
+  if (x == 1.0) { return 0.0; }
   let t = x - 1.0;
-  return f64_log1p(t + sqrt(2.0 * t + t * t));
+  let tt = f64m_two_prod(t, t);
+  let q = f64m_two_sum(2.0 * t, tt.x);
+  let qh = q.x;
+  let ql = q.y + tt.y;
+  let sh = sqrt(qh);
+  let ss = f64m_two_prod(sh, sh);
+  let sl = ((qh - ss.x) - ss.y + ql) / (2.0 * sh);
+  let y = f64m_two_sum(t, sh);
+  return f64m_log1p_dd(y.x, y.y + sl);
+}
+// log1p(yh + yl) for a double-double with yh > 0 (finite), |yl| <= ulp(yh).
+fn f64m_log1p_dd(yh: f64, yl: f64) -> f64 {
+  let u = f64m_opaque(1.0 + yh);
+  var c: f64;   // 1 + yh = u + c exactly
+  if (yh > 1.0) { c = 1.0 - (u - yh); } else { c = yh - (u - 1.0); }
+  return f64m_log_dd(u, (c + yl) / u).x;
 }
 fn f64_atanh(x: f64) -> f64 {
   let ax = abs(x);
   if (f64_isnan(x) || ax > 1.0) { return f64_nan(); }
   if (ax == 1.0) { return f64_copysign(f64_inf(), x); }
-  if (ax < 1.4901161193847656e-8) { return x; }
-  var r: f64;
-  if (ax < 0.5) {
-    let t = ax + ax;
-    r = 0.5 * f64_log1p(t + t * ax / (1.0 - ax));
-  } else {
-    r = 0.5 * f64_log1p((ax + ax) / (1.0 - ax));
-  }
-  return f64_copysign(r, x);
+  if (ax < 7.450580596923828e-9) { return x; }
+  // log1p(y) / 2, y = 2|x| / (1 - |x|) as a double-double
+  let d = f64m_two_sum(1.0, -ax);
+  let n = ax + ax;
+  let yh = f64m_opaque(n / d.x);
+  let p = f64m_two_prod(yh, d.x);
+  let yl = (((n - p.x) - p.y) - yh * d.y) / d.x;
+  return f64_copysign(0.5 * f64m_log1p_dd(yh, yl), x);
 }
 
 // ---- sqrt, hypot, pow, logaddexp ----
@@ -599,6 +686,26 @@ fn f64_hypot(a: f64, b: f64) -> f64 {
   r = r + (((sh - r2.x) - r2.y) + sl) / (r + r);
   return f64m_scale(r, k);
 }
+// 1 / sqrt(x) for finite x > 0, correctly rounded unless within about 2^-40 ulp of a midpoint:
+// x = m 2^(2j), m in [1, 4); q = 1 / sqrt(m) to about 1 ulp, then one Newton step on the
+// residual d = m q^2 - 1 (exact products): q (1 - d/2 + 3d^2/8), rounded once; 2^-j is exact.
+fn f64m_rsqrt(x: f64) -> f64 {
+  var b = bitcast<u64>(x);
+  var j: i32 = 0;
+  if (b < 0x0010000000000000lu) {
+    b = bitcast<u64>(x * 18014398509481984.0);   // 2^54
+    j = -27;
+  }
+  let e = i32(u32(b >> 52u)) - 1023;
+  let eh = e >> 1u;   // floor(e / 2)
+  let m = bitcast<f64>((b & 0x000ffffffffffffflu) | (u64(u32(e - 2 * eh + 1023)) << 52u));
+  j = j + eh;
+  let q = f64m_opaque(1.0 / sqrt(m));
+  let q2 = f64m_two_prod(q, q);
+  let p = f64m_two_prod(m, q2.x);
+  let d = ((p.x - 1.0) + p.y) + m * q2.y;
+  return (q - q * (0.5 * d - 0.375 * d * d)) * f64m_p2(-j);
+}
 fn f64m_is_odd_int(y: f64) -> bool {
   if (abs(y) >= 9007199254740992.0 || trunc(y) != y) { return false; }
   let h = y * 0.5;
@@ -628,6 +735,9 @@ fn f64_pow(x: f64, y: f64) -> f64 {
     return mag;
   }
   if (x < 0.0 && !yint) { return f64_nan(); }
+  // x > 0 finite from here on. y = +-1/2 correctly rounded, as sqrt (NumPy's x ** 0.5 takes it).
+  if (y == 0.5) { return f64_sqrt(x); }
+  if (y == -0.5) { return f64m_rsqrt(x); }
   let l = f64m_log_dd(ax, 0.0);
   let p0 = y * l.x;  // may be +-inf: the double-double product would give NaN
   var r: f64;
@@ -656,3 +766,107 @@ fn f64_logaddexp2(a: f64, b: f64) -> f64 {
   if (t > 0.0) { return a + f64_log1p(f64_exp2(-t)) * F64M_INVLN2; }
   return b + f64_log1p(f64_exp2(t)) * F64M_INVLN2;
 }
+
+// ---- fmod, remainder, floor_divide (NumPy's npy_divmod) ----
+
+// The position of the top set bit of 0 < x < 2^53 (exact: f64(x) is).
+fn f64m_msb53(x: u64) -> u32 { return u32(bitcast<u64>(f64(x)) >> 52u) - 1023u; }
+// x != 0 (NaN included, as C's `if (x)`), x < 0 (false for NaN, as C's isless(x, 0)): bit tests,
+// so that no compiler can assume away NaNs or signed zeros.
+fn f64m_nonzero(x: f64) -> bool { return (bitcast<u64>(x) & 0x7ffffffffffffffflu) != 0lu; }
+fn f64m_neg(x: f64) -> bool {
+  let u = bitcast<u64>(x);
+  return u > 0x8000000000000000lu && u <= 0xfff0000000000000lu;
+}
+// a / b for b = +-0: inf with the sign of a*b, NaN for a = 0 or NaN (IEEE, whatever the driver's
+// division does).
+fn f64m_div_zero(a: f64, b: f64) -> f64 {
+  if (f64_isnan(a) || !f64m_nonzero(a)) { return f64_nan(); }
+  return bitcast<f64>(0x7ff0000000000000lu | ((bitcast<u64>(a) ^ bitcast<u64>(b)) & 0x8000000000000000lu));
+}
+
+// x mod m for 0 < m < 2^53 (fm = f64(m)) and x < 2^53 or x / m < 2^50: the quotient through
+// f64 is off by at most one (2^-53 relative for x < 2^53; else < 2^50 * 2^-52), then corrected
+// in wrapping u64 arithmetic. No integer `%`.
+fn f64m_umod(x: u64, m: u64, fm: f64) -> u64 {
+  let q = u64(floor(f64(x) / fm));
+  var r = x - q * m;
+  if (r >= 0x8000000000000000lu) { r = r + m; } else if (r >= m) { r = r - m; }
+  return r;
+}
+
+// C fmod (sign of a), exact. |a| = ma 2^(ea-1075), |b| = mb 2^(eb-1075) with integer
+// significands ma, mb < 2^53 (ea, eb >= 1; subnormals have no hidden bit); for |a| > |b|,
+// ea >= eb and fmod = (ma 2^(ea-eb) mod mb) 2^(eb-1075): long division, shifting in s bits a
+// step (s = 11 for a normal b, up to 50 for a subnormal one; (r << s) < 2^64 for r < mb),
+// at most 191 steps.
+fn f64_fmod(a: f64, b: f64) -> f64 {
+  let ua = bitcast<u64>(a);
+  let sx = ua & 0x8000000000000000lu;
+  let xa = ua & 0x7ffffffffffffffflu;
+  let xb = bitcast<u64>(b) & 0x7ffffffffffffffflu;
+  if (xa >= 0x7ff0000000000000lu || xb > 0x7ff0000000000000lu || xb == 0lu) { return f64_nan(); }
+  if (xa <= xb) {   // |a| <= |b|, b = inf included
+    if (xa == xb) { return bitcast<f64>(sx); }
+    return a;
+  }
+  var ea = u32(xa >> 52u);
+  var eb = u32(xb >> 52u);
+  var ma = xa & 0x000ffffffffffffflu;
+  var mb = xb & 0x000ffffffffffffflu;
+  if (ea == 0u) { ea = 1u; } else { ma = ma | 0x0010000000000000lu; }
+  if (eb == 0u) { eb = 1u; } else { mb = mb | 0x0010000000000000lu; }
+  let fb = f64(mb);
+  let s = min(63u - f64m_msb53(mb), 50u);
+  var r = ma;
+  if (ma >= mb) { r = f64m_umod(ma, mb, fb); }
+  var d = ea - eb;
+  loop {
+    if (d == 0u || r == 0lu) { break; }
+    let k = min(d, s);
+    r = f64m_umod(r << k, mb, fb);
+    d = d - k;
+  }
+  if (r == 0lu) { return bitcast<f64>(sx); }
+  let p = f64m_msb53(r);
+  let e = i32(p + eb) - 52;   // biased exponent of r 2^(eb-1075) if normal
+  var bits: u64;
+  if (e >= 1) {
+    bits = (r << (52u - p)) + (u64(u32(e - 1)) << 52u);
+  } else {
+    bits = r << (eb - 1u);
+  }
+  return bitcast<f64>(bits | sx);
+}
+
+// NumPy's npy_divmod: (floor quotient, remainder with the sign of b), step for step (the same
+// IEEE operations, so the same roundings): mod = fmod(a, b); div = (a - mod) / b; if mod != 0
+// and (b < 0) != (mod < 0): mod += b, div -= 1; a zero mod gets b's sign; the quotient is
+// floor(div), plus 1 if div - floor(div) > 0.5; a zero quotient gets the sign of a / b.
+// For b = +-0: (a / b, NaN).
+fn f64_divmod(a: f64, b: f64) -> vec2<f64> {
+  var m = f64_fmod(a, b);
+  if (!f64m_nonzero(b)) { return vec2<f64>(f64m_div_zero(a, b), m); }
+  var d = (a - m) / b;
+  if (f64m_nonzero(m)) {
+    if (f64m_neg(b) != f64m_neg(m)) {
+      m = m + b;
+      d = d - 1.0;
+    }
+  } else {
+    m = f64_copysign(0.0, b);
+  }
+  var fd: f64;
+  if (f64m_nonzero(d)) {
+    fd = floor(d);
+    if (d - fd > 0.5) { fd = fd + 1.0; }
+  } else {
+    // d = 0: a, b not NaN (else d would be), b != 0, so a / b is not NaN: its sign is the xor.
+    fd = bitcast<f64>((bitcast<u64>(a) ^ bitcast<u64>(b)) & 0x8000000000000000lu);
+  }
+  return vec2<f64>(fd, m);
+}
+// np.remainder: Python's a % b (sign of b); NaN for b = 0.
+fn f64_remainder(a: f64, b: f64) -> f64 { return f64_divmod(a, b).y; }
+// np.floor_divide: Python's a // b; a / b for b = 0.
+fn f64_floor_divide(a: f64, b: f64) -> f64 { return f64_divmod(a, b).x; }

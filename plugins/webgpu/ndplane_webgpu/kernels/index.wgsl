@@ -9,6 +9,8 @@
 //   1  OUT  out (M, K) for TAKE / (M, N) for SCATTER: STRIDED (SCATTER writes the user's view)
 //   2  X    x (M, N) / values (M, K): STRIDED
 //   3  I    idx (K,): STRIDED integer, already checked to lie in [0, N) by the core
+//   4  Q    (SCATTER of 64-bit elements, which have no atomic add) the stable argsort of idx:
+//           thread (m, k) adds the run of equal indices starting at sorted position k, if one does
 $COMMON
 
 @group(0) @binding(0) var<storage, read> P: array<u32>;

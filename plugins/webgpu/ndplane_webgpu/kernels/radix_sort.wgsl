@@ -1,7 +1,8 @@
 // radix_sort.wgsl: stable LSD radix sort of each row of x (M, K), 8-bit digits, for long rows.
-// Keys are order-preserving images of the values, only as wide as the dtype needs ($KEY: 8 bits
-// for bool and 8-bit integers, 16 for 16-bit dtypes, else 32; NaN largest, -0.0 == 0.0), XORed
-// with P[13] (all ones of that width) for descending: a stable sort of the complement keeps
+// Keys are order-preserving images of the values, only as wide as the dtype needs ($$KEY: 8 bits
+// for bool and 8-bit integers, 16 for 16-bit dtypes, 32, or 64 for 64-bit dtypes as a u64 in two
+// words of KI / KO; NaN largest, -0.0 == 0.0), XORed with P[13] (all ones of that width, both
+// words of a 64-bit key) for descending: a stable sort of the complement keeps
 // equal keys in input order, as the reference's reversed stable argsort does.
 // Each row is cut into T = ceil(K / TILE) tiles of TILE = 256 * ITEMS keys. A pass over the
 // digit (key >> P[3]) & 255 is three steps:
@@ -27,8 +28,8 @@
 //   2  X    x (M, K): STRIDED
 //   3  V    sorted values (M, K): STRIDED (last pass, when requested)
 //   4  I    permutation (M, K): STRIDED integer (last pass, when requested)
-//   5  KI   keys in (M * K), 6  II  row positions in (M * K)
-//   7  KO   keys out (M * K), 8  IO  row positions out (M * K)
+//   5  KI   keys in (M * K, two words a key for 64-bit keys), 6  II  row positions in (M * K)
+//   7  KO   keys out (M * K, likewise), 8  IO  row positions out (M * K)
 $COMMON
 
 @group(0) @binding(0) var<storage, read> P: array<u32>;
@@ -72,16 +73,19 @@ fn tile_of(wid: vec3<u32>, nwg: vec3<u32>) -> Tile {
   return Tile(m, t, m * P[1] + first, n, valid);
 }
 
-fn digit(key: u32) -> u32 { return (key >> P[3]) & 0xffu; }
+fn digit(key: $KEY_T) -> u32 { return u32(key >> P[3]) & 0xffu; }
+
+fn ld_key(i: u32) -> $KEY_T { return $LD_KEY; }
+fn st_key(i: u32, k: $KEY_T) { $ST_KEY }
 
 // Key and row position of the tile's q-th element: from x in the first pass.
-fn key_at(tl: Tile, q: u32) -> u32 {
+fn key_at(tl: Tile, q: u32) -> $KEY_T {
   if (FIRST) {
     let m = tl.m;
     let i = tl.t * TILE + q;
-    return ($KEY) ^ P[13];
+    return ($KEY) ^ $KEY_XOR;
   }
-  return KI[tl.base + q];
+  return ld_key(tl.base + q);
 }
 
 fn index_at(tl: Tile, q: u32) -> u32 {
@@ -244,7 +248,7 @@ fn radix_scatter(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
       let idx = index_at(tl, q);
 $GATHER
     } else {
-      KO[dst] = key_at(tl, q);
+      st_key(dst, key_at(tl, q));
       IO[dst] = index_at(tl, q);
     }
   }

@@ -12,7 +12,7 @@
 //   0  P    params (u32): [M, K, x_offset, x_stride0, x_stride1, out_offset, out_stride, G, C]
 //   1  OUT  (M,) STRIDED, dtype of the result (sum/prod accumulate in its compute type)
 //   2  A    x: STRIDED in both axes
-//   3  S    (M * G) u32 scratch: partial values (bits of $ACC)      (only when G > 1)
+//   3  S    (M * G * 2) u32 scratch: partial values (bits of $ACC, two words each) (G > 1)
 //   4  SI   (M * G) u32 scratch: partial indices                    (only when G > 1)
 // Each thread folds elements t, t+256, ... of its chunk, then the 256 partials are
 // combined pairwise. Partials carry an index (argmax/argmin, and "empty" = 0xffffffff
@@ -38,8 +38,10 @@ fn better(v1: $ACC, i1: u32, v2: $ACC, i2: u32) -> bool {
 $BETTER
 }
 
-fn to_bits(v: $ACC) -> u32 { return $TO_BITS; }
-fn from_bits(w: u32) -> $ACC { return $FROM_BITS; }
+fn to_bits(v: $ACC) -> vec2<u32> { return $TO_BITS; }
+fn from_bits(w: vec2<u32>) -> $ACC { return $FROM_BITS; }
+fn put_partial(i: u32, v: $ACC) { let b = to_bits(v); S[2u * i] = b.x; S[2u * i + 1u] = b.y; }
+fn partial(i: u32) -> $ACC { return from_bits(vec2<u32>(S[2u * i], S[2u * i + 1u])); }
 
 // Combines the 256 (sv, si) partials into sv[0], si[0]; call from uniform control flow.
 fn tree(t: u32) {
@@ -79,7 +81,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       let ri = si[0];
       st_OUT(i32(P[5]) + i32(row) * bitcast<i32>(P[6]), $RESULT);
     } else {
-      S[w] = to_bits(sv[0]);
+      put_partial(w, sv[0]);
       SI[w] = si[0];
     }
   }
@@ -94,7 +96,7 @@ fn reduce_final(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
   var idx: u32 = $IDENTITY_INDEX;
   if (row < P[0]) {
     for (var g = t; g < G; g = g + 256u) {
-      let v = from_bits(S[row * G + g]);
+      let v = partial(row * G + g);
       let k = SI[row * G + g];
       $FOLD
     }
@@ -130,7 +132,7 @@ fn reduce_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     $FOLD
   }
   if (G > 1u) {
-    S[row * G + g] = to_bits(acc);
+    put_partial(row * G + g, acc);
     SI[row * G + g] = idx;
     return;
   }
@@ -147,7 +149,7 @@ fn reduce_rows_final(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
   var acc: $ACC = $IDENTITY;
   var idx: u32 = $IDENTITY_INDEX;
   for (var g = 0u; g < G; g = g + 1u) {
-    let v = from_bits(S[row * G + g]);
+    let v = partial(row * G + g);
     let k = SI[row * G + g];
     $FOLD
   }

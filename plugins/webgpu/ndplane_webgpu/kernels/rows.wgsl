@@ -4,7 +4,8 @@
 //   log_softmax  out[m, k] = (x - max) - log(sum)
 //   logsumexp    out[m]    = log(sum) + max, with max taken as 0 where it is not finite
 // exactly the composite's algorithm, so nan and inf rows come out the same (NaN-propagating
-// max, -inf - -inf = nan). float16 is computed in float32 and rounded once.
+// max, -inf - -inf = nan). float16 is computed in float32 and rounded once; float64 in $$ACC = f64
+// (the f_* helpers renamed to their float64 twins, exp and log from f64math.wgsl).
 //
 // Bindings:
 //   0  P    params (u32): [M, K, x_offset, out_offset]
@@ -18,9 +19,9 @@ $DECLS
 
 $FUNCS
 
-var<workgroup> sv: array<f32, 256>;
+var<workgroup> sv: array<$ACC, 256>;
 
-fn tree_max(t: u32, v: f32) -> f32 {
+fn tree_max(t: u32, v: $ACC) -> $ACC {
   sv[t] = v;
   for (var s = 128u; s > 0u; s = s >> 1u) {
     workgroupBarrier();
@@ -32,7 +33,7 @@ fn tree_max(t: u32, v: f32) -> f32 {
   return r;
 }
 
-fn tree_sum(t: u32, v: f32) -> f32 {
+fn tree_sum(t: u32, v: $ACC) -> $ACC {
   sv[t] = v;
   for (var s = 128u; s > 0u; s = s >> 1u) {
     workgroupBarrier();
@@ -55,7 +56,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var k = t; k < K; k = k + 256u) { m = f_maximum(m, ld_A(base + i32(k))); }
   m = tree_max(t, m);
 $SHIFT
-  var s = 0.0;
+  var s: $ACC = 0.0;
   for (var k = t; k < K; k = k + 256u) { s = s + f_exp(ld_A(base + i32(k)) - m); }
   s = tree_sum(t, s);
 $RESULT
