@@ -19,8 +19,9 @@ backend's thread count. It prints ndplane's best time, the ratios ndplane/NumPy 
 ndplane/PyTorch (medians of per-round ratios) and the ratio to the faster peer of that row
 with a bootstrap 95 % interval; rows at the medium and large sizes above the goal (1.2x the
 faster peer; 1.0x for sort, argsort, unique_* and take) are flagged with ``!``. ``-`` is a
-peer without that function. A full run takes about 15 minutes on 2 cores; ``--quick`` runs
-every row at tiny sizes in seconds, to check that the script works.
+peer without that function. A full run took 18-24 minutes on a 2-core machine shared with
+other jobs (docs/performance.md); ``--quick`` runs every row at tiny sizes in about 10 s, to
+check that the script works.
 """
 
 from __future__ import annotations

@@ -262,3 +262,41 @@ def test_batch_norm_any_spatial_rank() -> None:
         np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-10, atol=1e-12)
     with pytest.raises(ValueError, match="batch_norm"):
         F.batch_norm(nd.ones((3,)), None, None, training=True)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "flipped"])
+def test_nll_loss_gathers_against_torch(reduction: str, layout: str) -> None:
+    # one gather of N values (no one-hot): values and gradients as PyTorch's, on views too
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(21)
+    base = rng.standard_normal((5, 7) if layout == "transposed" else (7, 5))
+    view = {"contiguous": lambda a: a, "transposed": lambda a: a.T, "flipped": lambda a: a[:, ::-1]}[layout]
+    host = np.ascontiguousarray(view(base))
+    labels = np.array([0, 4, 4, 2, 1, 3, 0])
+    for tdtype in (nd.int64, nd.int32, nd.uint8):
+        leaf = nd.asarray(base, requires_grad=True)
+        x = nd.flip(leaf, axis=1) if layout == "flipped" else view(leaf)
+        target = nd.asarray(labels, dtype=tdtype)
+        tx = torch.tensor(host.copy(), requires_grad=True)
+        for f, tf in ((F.nll_loss, torch.nn.functional.nll_loss), (F.cross_entropy, torch.nn.functional.cross_entropy)):
+            leaf.grad = tx.grad = None
+            got, want = f(x, target, reduction), tf(tx, torch.from_numpy(labels), reduction=reduction)
+            np.testing.assert_allclose(got.to_numpy(), want.detach().numpy(), rtol=1e-12)
+            nd.sum(got * 1.5).backward()
+            (want * 1.5).sum().backward()
+            np.testing.assert_allclose(view(leaf.grad.to_numpy()), tx.grad.numpy(), rtol=1e-12, atol=1e-15)
+    assert gradcheck(lambda t: F.nll_loss(t, nd.asarray(labels), reduction), [nd.asarray(host, requires_grad=True)])
+
+
+def test_nll_loss_float32_empty_and_bad_targets() -> None:
+    logp = nd.asarray(np.log(np.full((3, 4), 0.25, np.float32)))
+    loss = F.nll_loss(logp, nd.asarray([1, 2, 3]))
+    assert loss.dtype == nd.float32 and abs(float(loss) - np.log(4)) < 1e-6
+    for reduction, shape in (("mean", ()), ("sum", ()), ("none", (0,))):
+        assert F.nll_loss(nd.zeros((0, 4)), nd.zeros(0, dtype=nd.int64), reduction).shape == shape
+    for bad in ([0, 4, 1], [0, -1, 1]):
+        with pytest.raises(IndexError, match=r"nll_loss: target -?[14] is out of bounds for 4 classes"):
+            F.nll_loss(logp, nd.asarray(bad))
+        with pytest.raises(IndexError, match="out of bounds"):
+            F.cross_entropy(nd.asarray(np.zeros((3, 4)), requires_grad=True), nd.asarray(bad))

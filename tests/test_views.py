@@ -70,3 +70,35 @@ def test_reshape_copies_only_when_needed() -> None:
     assert nd.reshape(x, (12,), copy=True)._storage is not x._storage
     with pytest.raises(ValueError, match="cannot reshape an array of size 12 into shape"):
         nd.reshape(x, (5, -1))
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "flipped"])
+def test_setitem_integer_arrays_on_any_axes_and_views(layout: str) -> None:
+    # x[rows] = y (the advanced axes moved first), on views, with duplicate rows (the last
+    # write wins, as NumPy's), advanced axes apart, and the gradient of both operands
+    rng = np.random.default_rng(5)
+    host = rng.standard_normal((6, 5, 4))
+    keys = [(np.array([4, 0, 4, 2]),), (slice(None), np.array([3, 1])), (np.array([0, 5]), slice(None), np.array([1, 3])),
+            (np.array([[1], [2]]), np.array([0, 4]))]  # fmt: skip
+    for key in keys:
+        if layout == "transposed":  # a (6, 5, 4) view of a (4, 5, 6) array
+            x = nd.permute_dims(nd.asarray(np.ascontiguousarray(host.transpose(2, 1, 0))), (2, 1, 0))
+        else:
+            x = nd.asarray(host, copy=True) if layout == "contiguous" else nd.flip(nd.asarray(host), axis=0)
+        ref = x.to_numpy().copy()
+        value = rng.standard_normal(ref[key].shape)
+        nd_key = tuple(nd.asarray(k) if isinstance(k, np.ndarray) else k for k in key)
+        x[nd_key] = nd.asarray(value)
+        ref[key] = value
+        np.testing.assert_array_equal(x.to_numpy(), ref)
+    w = nd.asarray(host, requires_grad=True)
+    v = nd.asarray(rng.standard_normal((3, 5, 4)), requires_grad=True)
+    y = w * 1.0
+    y[nd.asarray([1, 3, 1])] = v * 2.0
+    nd.sum(y * y).backward()
+    gw = 2 * host
+    gw[[1, 3]] = 0
+    hv = v.to_numpy()
+    gv = 8 * hv[[2, 1, 2]]  # row 1 holds v[2] (the last write); both writes to it get its gradient, as PyTorch's
+    np.testing.assert_allclose(w.grad.to_numpy(), gw)
+    np.testing.assert_allclose(v.grad.to_numpy(), gv)

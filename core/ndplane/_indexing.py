@@ -49,7 +49,12 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
     if x.ndim == 0:
         raise ValueError("take: x must have at least one dimension.")
     ax = _layout.normalize_axis(axis, x.ndim, "take")
-    indices = normalize_indices(indices, x.shape[ax], f"take (axis {ax})")
+    return take_in_range(x, normalize_indices(indices, x.shape[ax], f"take (axis {ax})"), ax)
+
+
+def take_in_range(x: Array, indices: Array, ax: int) -> Array:
+    """``take`` along axis ``ax`` (normalized) of 1-D ``indices`` already checked to lie in
+    [0, n) and in the device's indexing dtype (no bounds check, no host sync); differentiable."""
     moved, _, _ = _dispatch.move_axes_last(x, (ax,))
     out = _dispatch._move_axis_back(_dispatch.take_last(moved, indices), ax)
     if x.requires_grad:

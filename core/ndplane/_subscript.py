@@ -311,7 +311,7 @@ def _mask_set(x: Array, mask: Array, value: Array) -> None:
 def _scatter_set(v: Array, adv_dims: list[int], idx: list[Array], front: int, value: Array) -> None:
     """``v[idx on adv_dims] = value``, writing through the view ``v``.
 
-    The advanced axes are flattened into one axis of P positions, moved last; each position
+    The advanced axes are flattened into one axis of P positions, moved first; each position
     gets the index of the value written there (the last one among duplicates: the order is
     unspecified by the standard) and a hit flag, both by ``scatter_add`` into zeros; then one
     ``take`` + ``where`` builds the new contents, copied back through the view."""
@@ -319,15 +319,17 @@ def _scatter_set(v: Array, adv_dims: list[int], idx: list[Array], front: int, va
     rest = [d for d in range(v.ndim) if d not in adv_dims]
     sizes = [v.shape[d] for d in adv_dims]
     p = _layout.prod(sizes)
-    target = manip.permute_dims(v, rest + adv_dims)  # a view of x: (rest..., adv...)
-    lead = target.shape[: len(rest)]
-    # the value, broadcast to the gather's result shape, as (rest..., L)
+    # NOTE: the advanced axes first, not last: for ``x[rows] = y`` the target is then x itself
+    # and every pass below reads and writes whole rows (the axes last made each one a transpose).
+    target = manip.permute_dims(v, adv_dims + rest)  # a view of x: (adv..., rest...)
+    lead = target.shape[len(adv_dims) :]
+    # the value, broadcast to the gather's result shape, as (L, rest...)
     k = len(shape)
     res_shape = [v.shape[d] for d in rest]
     res_shape[front:front] = list(shape)
     vals = manip.broadcast_to(value, tuple(res_shape))
-    order = list(range(front)) + list(range(front + k, len(res_shape))) + list(range(front, front + k))
-    vals = manip.reshape(manip.permute_dims(vals, order), (_layout.prod(lead), _layout.prod(shape)))
+    order = list(range(front, front + k)) + list(range(front)) + list(range(front + k, len(res_shape)))
+    vals = manip.reshape(manip.permute_dims(vals, order), (_layout.prod(shape), _layout.prod(lead)))
     flat = manip.reshape(_flat_index(idx, sizes), (-1,))
     n = flat.shape[0]
     index = flat.dtype
@@ -344,9 +346,9 @@ def _scatter_set(v: Array, adv_dims: list[int], idx: list[Array], front: int, va
     _dispatch.scatter_add_last(src, pos, manip.reshape(winners, (1, -1)))
     hit = zeros((1, p), dtype=index, device=v.device)
     _dispatch.scatter_add_last(hit, pos, ones((1, pos.shape[0]), dtype=index, device=v.device))
-    hit = _dispatch.binary("not_equal", hit, 0)
+    hit = manip.reshape(_dispatch.binary("not_equal", hit, 0), (p, 1))
     src = manip.reshape(src, (-1,))
-    gathered = take(vals, src, axis=1)  # (rest, P)
-    old = manip.reshape(target, (_layout.prod(lead), p))
+    gathered = take(vals, src, axis=0)  # (P, rest)
+    old = manip.reshape(target, (p, _layout.prod(lead)))
     new = _dispatch.where(hit, gathered, old)
     _dispatch.assign(target, manip.reshape(new, target.shape))

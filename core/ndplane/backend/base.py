@@ -236,6 +236,15 @@ class Backend:
           ``param -= lr / (1 - beta1**step) * exp_avg / (sqrt(exp_avg_sq) / sqrt(1 - beta2**step) + eps)
           + (lr * weight_decay * param if decoupled else 0)`` (``param`` on the right: before the
           update), computing float16 in float32 -- :class:`ndplane.optim.Adam`'s generic rule.
+        - ``conv2d`` (:func:`ndplane.nn.functional.conv2d`, forward and backward; not (M, K)):
+          ``params = {"stride", "padding", "dilation": (int, int), "groups": int, "grad": None |
+          "input" | "weight" | "bias"}``; one float dtype (float32 or float64), every Ref
+          C-contiguous. With ``x`` (N, C, H, W), ``weight`` (O, C / groups, KH, KW) and ``g``
+          (N, O, OH, OW): ``grad`` None: ``inputs = (x, weight, bias or None)``, ``out`` (N, O, OH,
+          OW) the cross-correlation of the zero-padded ``x`` plus ``bias``; ``"input"``:
+          ``inputs = (g, weight)``, ``out`` the gradient of ``x``; ``"weight"``: ``inputs = (x, g)``,
+          ``out`` the gradient of ``weight``; ``"bias"``: ``inputs = (g,)``, ``out`` (O,) ``g``
+          summed over N, OH and OW.
         """
         raise NotImplementedError(f"need fused {op!r}")
 

@@ -46,7 +46,7 @@ INPLACE = "inplace"
 HOST_RESIDENT = "host"
 """Buffers live in host memory, so ``numpy.asarray(x)`` may share them."""
 
-FUSED_OPS = frozenset({"softmax", "log_softmax", "logsumexp", "layer_norm", "adam"})
+FUSED_OPS = frozenset({"softmax", "log_softmax", "logsumexp", "layer_norm", "adam", "conv2d"})
 """Composites a backend may fuse: it declares ``"fused:<op>"`` and implements ``Backend.fused``.
 Each is optional (a backend without it gets the generic algorithm), so adding one -- ``adam``
 came after the first four -- leaves :data:`PROTOCOL_VERSION` unchanged."""

@@ -22,6 +22,10 @@ from ..backend.base import Ref
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "layer_norm"]
 
+from ._conv import conv2d
+
+__all__ += ["conv2d"]
+
 
 def _fused_rows(op: str, x: Array, out_cols: bool, inputs: tuple[Array | None, ...] = (),
                 params: dict[str, Any] | None = None) -> Array | None:  # fmt: skip

@@ -549,6 +549,32 @@ def promotes(a: nd.DType, b: nd.DType) -> bool:
     return True
 
 
+def conv2d_reference(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, stride: tuple[int, int] = (1, 1),
+                     padding: tuple[int, int] = (0, 0), dilation: tuple[int, int] = (1, 1), groups: int = 1,
+                     g: np.ndarray | None = None) -> Any:  # fmt: skip
+    """ndplane.composite's conv2d (im2col + matmul) in float64: the output, or with ``g`` (the
+    output's gradient) the gradients of x, w and b: the oracle of ``fused:conv2d``."""
+    x, w = np.asarray(x, np.float64), np.asarray(w, np.float64)
+    (n, c, hh, ww), (o, cg, kh, kw) = x.shape, w.shape
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    oh, ow = (hh + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (ww + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    win = [(slice(i * dh, i * dh + sh * (oh - 1) + 1, sh), slice(j * dw, j * dw + sw * (ow - 1) + 1, sw))
+           for i in range(kh) for j in range(kw)]  # fmt: skip
+    cols = np.stack([xp[:, :, a, bb] for a, bb in win], axis=2).reshape(n, groups, cg * kh * kw, oh * ow)
+    wg = w.reshape(groups, o // groups, cg * kh * kw)
+    if g is None:
+        y = np.matmul(wg, cols).reshape(n, o, oh, ow)
+        return y + (0 if b is None else np.asarray(b, np.float64).reshape(1, o, 1, 1))
+    g4 = np.asarray(g, np.float64).reshape(n, groups, o // groups, oh * ow)
+    gw = np.einsum("ngol,ngkl->gok", g4, cols).reshape(w.shape)
+    gcols = np.einsum("gok,ngol->ngkl", wg, g4).reshape(n, c, kh * kw, oh, ow)
+    gxp = np.zeros(xp.shape)
+    for k, (a, bb) in enumerate(win):
+        gxp[:, :, a, bb] += gcols[:, :, k]
+    return gxp[:, :, ph : ph + hh, pw : pw + ww], gw, g4.sum(axis=(0, 3)).reshape(o)
+
+
 def composite_reference(op: str, x: np.ndarray, weight: np.ndarray | None = None,
                         bias: np.ndarray | None = None, eps: float = 1e-5) -> np.ndarray:  # fmt: skip
     """ndplane.composite's algorithms along the last axis, in float64: the oracle of every

@@ -13,10 +13,12 @@ import math
 from .. import _dispatch, _graph, _layout
 from .. import _namespace as nd
 from .._array import Array
-from ..autograd.rules import _c
+from .._indexing import take_in_range
+from ..autograd.rules import _c, _scatter_into_zeros
 from ..autograd.rules import unbroadcast as _unbroadcast
 from ..composite import layer_norm as _layer_norm
 from ..composite import log_softmax, logsumexp, softmax
+from ..composite._conv import conv2d as _conv2d
 
 __all__ = [
     "relu", "gelu", "sigmoid", "tanh", "softmax", "log_softmax", "logsumexp", "dropout", "linear",
@@ -179,23 +181,16 @@ def _pair(v: int | tuple[int, int]) -> tuple[int, int]:
 
 
 def conv2d(x: Array, weight: Array, bias: Array | None = None, stride: int | tuple[int, int] = 1,
-           padding: int = 0) -> Array:  # fmt: skip
-    """2-D convolution (cross-correlation) of (N, C, H, W) with (O, C, KH, KW): unfold + matmul.
+           padding: int | tuple[int, int] = 0, dilation: int | tuple[int, int] = 1, groups: int = 1) -> Array:  # fmt: skip
+    """2-D convolution (cross-correlation) of (N, C, H, W) with (O, C / groups, KH, KW).
+
+    Unfold + matmul, or the backend's fused kernels where it declares ``fused:conv2d``.
 
     >>> import ndplane as nd
     >>> conv2d(nd.ones((1, 1, 3, 3)), nd.ones((2, 1, 2, 2))).shape
     (1, 2, 2, 2)
     """
-    if x.ndim != 4 or weight.ndim != 4:
-        raise ValueError(f"conv2d: expected 4-D input and weight; got {x.shape} and {weight.shape}.")
-    if x.shape[1] != weight.shape[1]:
-        raise ValueError(f"conv2d: input has {x.shape[1]} channels, weight expects {weight.shape[1]}.")
-    o, c, kh, kw = weight.shape
-    cols = unfold2d(pad2d(x, padding), (kh, kw), _pair(stride))
-    n, _, _, oh, ow = cols.shape
-    y = nd.matmul(nd.reshape(weight, (o, c * kh * kw)), nd.reshape(cols, (n, c * kh * kw, oh * ow)))
-    y = nd.reshape(y, (n, o, oh, ow))
-    return y + nd.reshape(bias, (1, o, 1, 1)) if bias is not None else y
+    return _conv2d(x, weight, bias, stride, padding, dilation, groups)
 
 
 def max_pool2d(x: Array, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None) -> Array:
@@ -352,14 +347,17 @@ def _mse_vjp(g: Array, node: _graph.Node) -> tuple[Array | None, Array | None]:
 def nll_loss(log_probs: Array, target: Array, reduction: str = "mean") -> Array:
     """Negative log-likelihood of integer ``target`` (N,) under ``log_probs`` (N, C).
 
+    Targets outside [0, C) raise IndexError.
+
     >>> import ndplane as nd
     >>> float(nll_loss(nd.log(nd.asarray([[0.5, 0.5], [0.25, 0.75]])), nd.asarray([0, 1])))
     0.490...
     """
-    return _nll(log_probs, target, reduction, None)
+    _check_nll(log_probs, target, reduction)
+    return _nll(log_probs, _flat_targets(target, log_probs.shape), reduction)
 
 
-def _nll(log_probs: Array, target: Array, reduction: str, hot: Array | None) -> Array:
+def _check_nll(log_probs: Array, target: Array, reduction: str) -> None:
     if log_probs.ndim != 2 or target.shape != log_probs.shape[:1]:
         raise ValueError(f"nll_loss: expected (N, C) log-probabilities and (N,) targets; got "
                          f"{log_probs.shape} and {target.shape}.")  # fmt: skip
@@ -367,24 +365,38 @@ def _nll(log_probs: Array, target: Array, reduction: str, hot: Array | None) -> 
         raise TypeError(f"nll_loss: targets must be integer class indices; got {target.dtype.name}.")
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"nll_loss: reduction must be 'mean', 'sum' or 'none'; got {reduction!r}.")
-    if hot is None:
-        hot = one_hot(target, log_probs.shape[1], log_probs.dtype)
-    picked = log_probs * hot
+
+
+def _flat_targets(target: Array, shape: tuple[int, ...]) -> Array:
+    # NOTE: row i's class as a position in the flattened (N*C,) log-probabilities, so that the
+    # loss is one gather of N values (and its gradient one scatter), never an (N, C) one-hot.
+    n, c = shape
+    if n:
+        lo, hi = int(nd.min(target)), int(nd.max(target))
+        if lo < 0 or hi >= c:
+            raise IndexError(f"nll_loss: target {lo if lo < 0 else hi} is out of bounds for {c} classes.")
+    index = target.device.backend.default_dtypes["indexing"]
+    idx = target if target.dtype is index else nd.astype(target, index)
+    return idx + nd.arange(0, n * c, c, dtype=index, device=target.device)
+
+
+def _nll(log_probs: Array, flat: Array, reduction: str) -> Array:
+    picked = take_in_range(nd.reshape(log_probs, (-1,)), flat, 0)
     if reduction == "none":
-        return -nd.sum(picked, axis=1)
+        return -picked
     total = nd.sum(picked)
     if reduction == "sum":
         return -total
     n = log_probs.shape[0]
-    # NOTE: one scaled total rather than a negation and a mean of N row values
-    return total * (-1.0 / n) if n else nd.mean(nd.sum(picked, axis=1))  # an empty batch: nan
+    # NOTE: one scaled total rather than a negation and a mean of N values
+    return total * (-1.0 / n) if n else nd.mean(picked)  # an empty batch: nan
 
 
 def cross_entropy(logits: Array, target: Array, reduction: str = "mean") -> Array:
     """Cross entropy of integer ``target`` (N,) given unnormalised ``logits`` (N, C).
 
-    One graph node: its gradient is ``(softmax(logits) - one_hot(target)) * g`` (divided by N
-    for the mean), instead of the chain of log_softmax, one_hot and the sums.
+    One graph node: its gradient is ``softmax(logits) * g`` less ``g`` at each row's target
+    (divided by N for the mean), instead of the chain of log_softmax, the gather and the sums.
 
     >>> import ndplane as nd
     >>> round(float(cross_entropy(nd.asarray([[2.0, 0.0]]), nd.asarray([0]))), 4)
@@ -392,12 +404,12 @@ def cross_entropy(logits: Array, target: Array, reduction: str = "mean") -> Arra
     """
     if reduction == "none" or not logits.requires_grad or logits.ndim != 2 or not _graph.is_grad_enabled():
         return nll_loss(log_softmax(logits, axis=1), target, reduction)
+    _check_nll(logits, target, reduction)
     with nd.no_grad():
         logp = log_softmax(logits, axis=1)
-        hot = one_hot(target, logits.shape[1], logp.dtype) if target.ndim == 1 else None
-        loss = _nll(logp, target, reduction, hot)
-    assert hot is not None  # _nll raised for a target that is not 1-D
-    return _graph.record("cross_entropy", loss, (logits,), (logp, hot, logits), reduction)
+        flat = _flat_targets(target, logits.shape)
+        loss = _nll(logp, flat, reduction)
+    return _graph.record("cross_entropy", loss, (logits,), (logp, flat, logits), reduction)
 
 
 def _relu_vjp(g: Array, node: _graph.Node) -> tuple[Array]:
@@ -416,11 +428,15 @@ def _linear_vjp(g: Array, node: _graph.Node) -> tuple[Array | None, Array | None
 
 
 def _cross_entropy_vjp(g: Array, node: _graph.Node) -> tuple[Array]:
-    logp, hot, logits = node.saved_values()
+    logp, flat, logits = node.saved_values()
     if _graph.is_grad_enabled():  # a recorded backward: logp's own dependence on the logits counts
         logp = log_softmax(logits, axis=1)
     scale = g / logp.shape[0] if node.params == "mean" else g
-    return ((nd.exp(logp) - hot) * scale,)
+    grad, picked = nd.exp(logp) * scale, nd.broadcast_to(-scale, flat.shape)
+    if _graph.is_grad_enabled():
+        return (grad + nd.reshape(_scatter_into_zeros(picked, flat, (grad.size,), 0), grad.shape),)
+    _dispatch.scatter_add_last(nd.reshape(grad, (1, -1)), flat, nd.reshape(picked, (1, -1)))
+    return (grad,)
 
 
 _graph.RULES.update({"relu": _relu_vjp, "cross_entropy": _cross_entropy_vjp, "linear": _linear_vjp,

@@ -407,12 +407,16 @@ class Conv2d(Module):
     ((2, 4, 5, 5), (4, 1, 3, 3))
     """
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int, int], stride: int = 1,
-                 padding: int = 0, bias: bool = True, device: Any = None, dtype: Any = None,
-                 generator: nd.random.Generator | None = None) -> None:  # fmt: skip
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int, int],
+                 stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0, bias: bool = True,
+                 device: Any = None, dtype: Any = None, generator: nd.random.Generator | None = None,
+                 dilation: int | tuple[int, int] = 1, groups: int = 1) -> None:  # fmt: skip
         super().__init__()
         kh, kw = F._pair(kernel_size)
-        self.stride, self.padding = stride, padding
+        if groups < 1 or in_channels % groups or out_channels % groups:
+            raise ValueError(f"Conv2d: groups must divide in_channels and out_channels; got {groups}.")
+        self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
+        in_channels //= groups
         self.weight = _empty((out_channels, in_channels, kh, kw), device, dtype)
         init.kaiming_uniform_(self.weight, a=math.sqrt(5), generator=generator)
         if bias:
@@ -423,11 +427,13 @@ class Conv2d(Module):
             self.bias = None
 
     def forward(self, x: Array) -> Array:
-        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding)
+        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
     def extra_repr(self) -> str:
         o, c, kh, kw = self.weight.shape
-        return f"{c}, {o}, kernel_size=({kh}, {kw}), stride={self.stride}, padding={self.padding}"
+        extra = (f", dilation={self.dilation}" if self.dilation != 1 else "") + (
+            f", groups={self.groups}" if self.groups != 1 else "")
+        return f"{c * self.groups}, {o}, kernel_size=({kh}, {kw}), stride={self.stride}, padding={self.padding}{extra}"
 
 
 class MaxPool2d(Module):

@@ -23,7 +23,9 @@ from ndplane.backend import (
     Ref,
     hookimpl,
 )
-from ndplane.backend.ops import FFT, LINALG
+from ndplane.backend.ops import FFT, FFT_OPS, LINALG
+
+from . import _fft
 
 _M64 = (1 << 64) - 1
 # The single-kernel methods of the protocol this adapter implements below.
@@ -56,16 +58,23 @@ def _make_backend_class() -> type[Backend]:
     support = {op: frozenset(by_name[n] for n in names)
                for kind in ("unary", "binary") for op, names in table[kind].items()}  # fmt: skip
     lapack = frozenset({ndplane.float32, ndplane.float64, ndplane.complex64, ndplane.complex128})
-    support.update({op: lapack for op in (*table["linalg"], *table["fft"])})
+    # NOTE: the FFT is ducc0's (_fft.py), claimed only where ducc0 is installed; without it the
+    # core runs the host fallback.
+    fft_ops = _fft.OPS if _fft.available() else frozenset()
+    support.update({op: lapack for op in (*table["linalg"], *fft_ops)})
     # NOTE: the ops this build has, from its own tables -- never the core's lists, so a newer
     # core's ops reach this backend as decompositions or host fallbacks, not as claims.
     native_ops = frozenset(support) | frozenset(table["reduce"]) | frozenset(table["scan"]) | _KERNEL_OPS
-    _capabilities = {STRIDED, INPLACE, HOST_RESIDENT, LINALG, FFT} | {f"fused:{op}" for op in table["fused"]}
+    _capabilities = {STRIDED, INPLACE, HOST_RESIDENT, LINALG} | ({FFT} if fft_ops else set())
+    _capabilities |= {f"fused:{op}" for op in table["fused"]}
 
     class CpuBackend(Backend):
-        """C++ kernels for every primitive and dtype; strided; buffers in host memory; LAPACK linalg and FFT."""
+        """C++ kernels for every primitive and dtype; strided; buffers in host memory; LAPACK linalg; ducc0 FFT."""
 
         name = "cpu"
+        #: Without ducc0 the FFT runs through the host fallback on purpose (NumPy's pocketfft,
+        #: in the same host memory): no FallbackWarning, even under NDPLANE_FALLBACK=error.
+        host_ops = frozenset() if fft_ops else FFT_OPS
         dtypes = frozenset(ndplane.ALL_DTYPES)
         default_dtypes = _DEFAULTS
         # NOTE: INPLACE: every elementwise loop reads element i of its inputs before it writes
@@ -124,7 +133,7 @@ def _make_backend_class() -> type[Backend]:
         sort = staticmethod(native.sort)
         fused = staticmethod(native.fused)
         linalg = staticmethod(native.linalg)  # LAPACK: float32, float64, complex64, complex128
-        fft = staticmethod(native.fft)
+        fft = staticmethod(_fft.make_fft(native.num_threads))  # ducc0: f32, f64, c64, c128
 
         def random_bits(self, key: int, counter: int, out: Ref) -> None:
             native.random_bits(key & _M64, counter & _M64, (counter >> 64) & _M64, out)

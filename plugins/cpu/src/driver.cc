@@ -202,6 +202,19 @@ void run_reduce(int op, const View& x, const View& out) {
     std::unique_ptr<char[]> hold_x, hold_o;
     switch (op) {
         case R_SUM:
+            if (x.dtype == BOOL && out.dtype >= I8 && out.dtype <= U64) {
+                // NOTE: a count (count_nonzero, the sum of a mask): counted straight into
+                // int64, not summed over a copy of x cast to out's dtype (8 bytes per bool).
+                if (out.dtype == I64) {
+                    k.reduce[BOOL](R_COUNT, x, out.data);
+                    return;
+                }
+                View tmp = contiguous_like(out, I64, alloc_temp(out.size * 8, hold_o));
+                k.reduce[BOOL](R_COUNT, x, tmp.data);
+                run_cast(tmp, out);
+                return;
+            }
+            [[fallthrough]];
         case R_PROD: {
             // NOTE: accumulate in out's dtype: cast x first (int8 summed into int64).
             View xc = x;

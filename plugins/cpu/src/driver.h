@@ -26,6 +26,8 @@ void run_matmul(const View& a, const View& b, const View& out);
 void run_take(const View& x, const View& indices, const View& out);
 void run_scatter_add(const View& out, const View& indices, const View& values);
 void run_sort(const View& x, const View* values, const View* indices, bool descending, bool stable);
+// Frees the scratch blocks the sort keeps between calls (at most 64 MiB, sort.cc).
+void release_sort_scratch();
 void run_fused(int op, const View& x, const View* weight, const View* bias, double eps,
                const View& out);
 void run_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, const View& out);

@@ -10,6 +10,14 @@
 namespace ndp::NDP_ISA {
 namespace {
 
+// NOTE: a bool element is read as a byte compared with 0 (the same value): GCC 12 does not
+// vectorise loops that load `bool`s (logical_not of 10^6 bools: 560 us, NumPy 22 us), but
+// it does vectorise byte loads.
+template <class T> [[gnu::always_inline]] inline T at(const T* p, int64_t i) {
+    if constexpr (is_bool_v<T>) return reinterpret_cast<const uint8_t*>(p)[i] != 0;
+    else return p[i];
+}
+
 // UNARY_BLOCK elements of o = op(x): a fixed trip count, a multiple of every vector width, so
 // the vectorised loop has no scalar remainder.
 constexpr int64_t UNARY_BLOCK = 256;
@@ -51,7 +59,7 @@ void unary_loop(const char* x, int64_t sx, char* o, int64_t so, int64_t n) {
     } else if (sx == sizeof(T) && so == sizeof(R)) {
         const T* X = reinterpret_cast<const T*>(x);
         R* O = reinterpret_cast<R*>(o);
-        for (int64_t i = 0; i < n; ++i) O[i] = ops::apply1<Op, T>(X[i]);
+        for (int64_t i = 0; i < n; ++i) O[i] = ops::apply1<Op, T>(at(X, i));
     } else {
         for (int64_t i = 0; i < n; ++i) st<R>(o + i * so, ops::apply1<Op, T>(ld<T>(x + i * sx)));
     }
@@ -69,7 +77,7 @@ template <class Op, class T>
     constexpr int64_t t = sizeof(T), r = sizeof(R);
     if (so == r) {
         if (sa == t && sb == t) {
-            for (int64_t i = 0; i < n; ++i) O[i] = ops::apply2<Op, T>(A[i], Bp[i]);
+            for (int64_t i = 0; i < n; ++i) O[i] = ops::apply2<Op, T>(at(A, i), at(Bp, i));
             return;
         }
         if (sa == t && sb == 0) {
@@ -86,12 +94,12 @@ template <class Op, class T>
                     return;
                 }
             }
-            for (int64_t i = 0; i < n; ++i) O[i] = ops::apply2<Op, T>(A[i], bv);
+            for (int64_t i = 0; i < n; ++i) O[i] = ops::apply2<Op, T>(at(A, i), bv);
             return;
         }
         if (sa == 0 && sb == t) {
             const T av = *A;
-            for (int64_t i = 0; i < n; ++i) O[i] = ops::apply2<Op, T>(av, Bp[i]);
+            for (int64_t i = 0; i < n; ++i) O[i] = ops::apply2<Op, T>(av, at(Bp, i));
             return;
         }
     }
@@ -121,7 +129,7 @@ void cast_loop(const char* x, int64_t sx, char* o, int64_t so, int64_t n) {
     if (sx == sizeof(From) && so == sizeof(To)) {
         const From* X = reinterpret_cast<const From*>(x);
         To* O = reinterpret_cast<To*>(o);
-        for (int64_t i = 0; i < n; ++i) O[i] = convert<To>(X[i]);
+        for (int64_t i = 0; i < n; ++i) O[i] = convert<To>(at(X, i));
     } else {
         for (int64_t i = 0; i < n; ++i) st<To>(o + i * so, convert<To>(ld<From>(x + i * sx)));
     }

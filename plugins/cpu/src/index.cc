@@ -1,5 +1,6 @@
 // Gather and scatter-add along the last axis, and random bits (sort.cc sorts).
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <numeric>
 #include <vector>
@@ -9,44 +10,86 @@
 namespace ndp {
 namespace {
 
-// Reads the 1-D integer `indices` (any stride) into int64 and checks each is in [0, n).
-std::vector<int64_t> checked_indices(const char* fn, const View& indices, int64_t n) {
+// The 1-D integer `indices` (any stride) as int64, each checked to be in [0, n). NOTE:
+// contiguous int64 indices (what the core passes) are read in place unless `copy`, checked in one
+// vectorised pass: a copy, its zeroing and a per-element branch took longer than the
+// gather itself. `hold` keeps a converted copy alive.
+const int64_t* checked_indices(const char* fn, const View& indices, int64_t n,
+                               std::vector<int64_t>& hold, bool copy = false) {
     if (indices.ndim != 1) throw std::invalid_argument(std::string(fn) + ": indices must be 1-D.");
     if (indices.dtype < I8 || indices.dtype > U64)
         throw type_error(std::string(fn) + ": indices must have an integer dtype; got " +
                          DT_NAME[indices.dtype] + ".");
     const int64_t K = indices.shape[0];
-    std::vector<int64_t> idx(static_cast<size_t>(K));
-    View tmp = indices;
-    tmp.dtype = I64;
-    tmp.data = reinterpret_cast<char*>(idx.data());
-    tmp.strides[0] = 1;
-    if (indices.dtype == U64) {
-        // NOTE: uint64 above 2**63 would wrap to negative and pass as "in range" for no one.
-        for (int64_t k = 0; k < K; ++k) {
-            uint64_t v = ld<uint64_t>(indices.data + k * indices.strides[0] * 8);
-            idx[k] = v > uint64_t(INT64_MAX) ? -1 : int64_t(v);
+    const int64_t* idx = reinterpret_cast<const int64_t*>(indices.data);
+    if (copy || indices.dtype != I64 || (indices.strides[0] != 1 && K > 1)) {
+        hold.resize(static_cast<size_t>(K));
+        View tmp = indices;
+        tmp.dtype = I64;
+        tmp.data = reinterpret_cast<char*>(hold.data());
+        tmp.strides[0] = 1;
+        if (indices.dtype == U64) {
+            // NOTE: uint64 above 2**63 would wrap to negative and pass as "in range" for no one.
+            for (int64_t k = 0; k < K; ++k) {
+                uint64_t v = ld<uint64_t>(indices.data + k * indices.strides[0] * 8);
+                hold[k] = v > uint64_t(INT64_MAX) ? -1 : int64_t(v);
+            }
+        } else {
+            run_cast(indices, tmp);
         }
-    } else {
-        run_cast(indices, tmp);
+        idx = hold.data();
     }
-    for (int64_t k = 0; k < K; ++k) {
-        if (idx[k] < 0 || idx[k] >= n) {
-            int64_t shown = idx[k];
-            throw index_error(std::string(fn) + ": index " + std::to_string(shown) +
-                              " is out of bounds for an axis of size " + std::to_string(n) + ".");
-        }
+    std::atomic<bool> bad{false};
+    parallel_range(K, GRAIN * 4, [&](int64_t b, int64_t e) {
+        uint64_t out = 0;  // NOTE: an unsigned compare catches the negatives too
+        for (int64_t k = b; k < e; ++k) out |= uint64_t(uint64_t(idx[k]) >= uint64_t(n));
+        if (out) bad = true;
+    });
+    if (bad) {
+        for (int64_t k = 0; k < K; ++k)
+            if (idx[k] < 0 || idx[k] >= n)
+                throw index_error(std::string(fn) + ": index " + std::to_string(idx[k]) +
+                                  " is out of bounds for an axis of size " + std::to_string(n) + ".");
     }
     return idx;
 }
 
+// out[m, k] = x[m, idx[k]]. Three layouts: one row (threads over k); x's rows adjacent
+// (sm == 1: a take along axis 0 of a row-major array, moved last), in 64 x 16 tiles so
+// that the reads run along x's rows and the writes fill cache lines of out; else rows.
 template <class T>
-void gather(const View& x, const std::vector<int64_t>& idx, const View& out) {
+void gather(const View& x, const int64_t* idx, const View& out) {
     const int64_t M = x.shape[0], K = out.shape[1];
     const int64_t sm = x.strides[0], sn = x.strides[1];
     const T* X = reinterpret_cast<const T*>(x.data);
     T* O = reinterpret_cast<T*>(out.data);
     const int64_t so = out.strides[0], sk = out.strides[1];
+    if (M == 1) {
+        parallel_range(K, GRAIN, [&](int64_t b, int64_t e) {
+            if (sk == 1 && sn == 1)
+                for (int64_t k = b; k < e; ++k) O[k] = X[idx[k]];
+            else
+                for (int64_t k = b; k < e; ++k) O[k * sk] = X[idx[k] * sn];
+        });
+        return;
+    }
+    if (sm == 1 && sk == 1 && M >= 64) {
+        constexpr int64_t TM = 64, TK = 16;
+        parallel_range((M + TM - 1) / TM, std::max<int64_t>(1, GRAIN / TM / std::max<int64_t>(K, 1)),
+                       [&](int64_t b, int64_t e) {
+            for (int64_t m0 = b * TM; m0 < std::min(M, e * TM); m0 += TM) {
+                const int64_t m1 = std::min(M, m0 + TM);
+                for (int64_t k0 = 0; k0 < K; k0 += TK) {
+                    const int64_t k1 = std::min(K, k0 + TK);
+                    for (int64_t k = k0; k < k1; ++k) {
+                        const T* row = X + idx[k] * sn;
+                        for (int64_t m = m0; m < m1; ++m) O[m * so + k] = row[m];
+                    }
+                }
+            }
+        });
+        return;
+    }
     parallel_range(M, std::max<int64_t>(1, GRAIN / std::max<int64_t>(K, 1)), [&](int64_t b, int64_t e) {
         for (int64_t m = b; m < e; ++m)
             for (int64_t k = 0; k < K; ++k) O[m * so + k * sk] = X[m * sm + idx[k] * sn];
@@ -54,7 +97,7 @@ void gather(const View& x, const std::vector<int64_t>& idx, const View& out) {
 }
 
 template <class T>
-void scatter(const View& out, const std::vector<int64_t>& idx, const View& values) {
+void scatter(const View& out, const int64_t* idx, const View& values) {
     const int64_t M = out.shape[0], K = values.shape[1];
     T* O = reinterpret_cast<T*>(out.data);
     const T* V = reinterpret_cast<const T*>(values.data);
@@ -80,7 +123,8 @@ void run_take(const View& x, const View& indices, const View& out) {
         indices.ndim != 1 || out.shape[1] != indices.shape[0])
         throw std::invalid_argument("take: expected x (M, N), indices (K,) and out (M, K).");
     require_dtype("take", "out", out, x.dtype);
-    std::vector<int64_t> idx = checked_indices("take", indices, x.shape[1]);
+    std::vector<int64_t> hold;
+    const int64_t* idx = checked_indices("take", indices, x.shape[1], hold);
     switch (log2_itemsize(x.dtype)) {
         case 0: return gather<uint8_t>(x, idx, out);
         case 1: return gather<uint16_t>(x, idx, out);
@@ -96,7 +140,9 @@ void run_scatter_add(const View& out, const View& indices, const View& values) {
         throw std::invalid_argument(
             "scatter_add: expected out (M, N), indices (K,) and values (M, K).");
     require_dtype("scatter_add", "values", values, out.dtype);
-    std::vector<int64_t> idx = checked_indices("scatter_add", indices, out.shape[1]);
+    std::vector<int64_t> hold;
+    // NOTE: a copy: `out` may share memory with the indices, and must not move them.
+    const int64_t* idx = checked_indices("scatter_add", indices, out.shape[1], hold, /*copy=*/true);
     dispatch(out.dtype, [&](auto t) { scatter<decltype(t)>(out, idx, values); });
 }
 

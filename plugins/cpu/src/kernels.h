@@ -33,7 +33,11 @@ using FusedFn = void (*)(int op, const View& x, const char* weight, const char* 
                          char* out);
 
 enum FusedOp : int { FU_SOFTMAX, FU_LOG_SOFTMAX, FU_LOGSUMEXP, FU_LAYER_NORM, FU_ADAM, NFUSED };
-enum ReduceOp : int { R_SUM, R_PROD, R_MAX, R_MIN, R_ARGMAX, R_ARGMIN, R_ANY, R_ALL, NREDUCE };
+// R_COUNT (no name of its own: the driver's sum of bools into an integer) counts truthy
+// elements into an int64 out, without casting x to int64 first.
+enum ReduceOp : int {
+    R_SUM, R_PROD, R_MAX, R_MIN, R_ARGMAX, R_ARGMIN, R_ANY, R_ALL, NREDUCE, R_COUNT = NREDUCE
+};
 enum ScanOp : int { S_CUMSUM, S_CUMPROD, NSCAN };
 
 struct Kernels {

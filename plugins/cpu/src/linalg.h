@@ -1,5 +1,5 @@
-// The optional extension kernels: batched LAPACK linear algebra (linalg.cc)
-// and one-dimensional FFTs (fft.cc).
+// The optional extension kernels: batched LAPACK linear algebra (linalg.cc).
+// (The FFT is ducc0's, called from Python: ndplane_cpu/_fft.py.)
 #pragma once
 
 #include "common.h"
@@ -21,12 +21,5 @@ const char* linalg_name(int op);
 // linalg(op, inputs (C-contiguous (B, M, N), ...), outputs (C-contiguous, fresh));
 // shapes per op as in Backend.linalg's docstring, all checked here.
 void run_linalg(int op, const View* in, int nin, const View* out, int nout);
-
-enum FftOp : int { F_FFT, F_IFFT, F_RFFT, F_IRFFT, F_HFFT, F_IHFFT, NFFT };
-enum FftNorm : int { N_BACKWARD, N_ORTHO, N_FORWARD };
-
-// fft(op, x (M, N) C-contiguous, out (M, K) C-contiguous, norm); shapes and
-// dtypes per op as in Backend.fft's docstring, all checked here.
-void run_fft(int op, const View& x, const View& out, int norm);
 
 }  // namespace ndp

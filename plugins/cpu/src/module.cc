@@ -13,12 +13,14 @@
 #include <cblas.h>
 
 #include <array>
+#include <cstring>
 #include <unordered_map>
 
 #include "driver.h"
 #include "linalg.h"
 #include "memory.h"
 #include "optim.h"
+#include "conv.h"
 
 namespace nb = nanobind;
 
@@ -278,7 +280,7 @@ struct OpTable {
         return jt->second;
     }
 };
-OpTable g_unary, g_binary, g_reduce, g_scan, g_fused, g_linalg, g_fft, g_norm;
+OpTable g_unary, g_binary, g_reduce, g_scan, g_fused, g_linalg;
 PyObject* g_linalg_error = nullptr;  // numpy.linalg.LinAlgError, set by the adapter
 
 void init_op_tables() {
@@ -300,15 +302,9 @@ void init_op_tables() {
     g_fused.add("logsumexp", FU_LOGSUMEXP);
     g_fused.add("layer_norm", FU_LAYER_NORM);
     g_fused.add("adam", FU_ADAM);
+    g_fused.add("conv2d", FU_CONV2D);
     g_linalg.kind = "linalg";
     for (int i = 0; i < NLINALG; ++i) g_linalg.add(linalg_name(i), i);
-    g_fft.kind = "fft";
-    const char* fn[] = {"fft", "ifft", "rfft", "irfft", "hfft", "ihfft"};
-    for (int i = 0; i < NFFT; ++i) g_fft.add(fn[i], i);
-    g_norm.kind = "fft norm";
-    g_norm.add("backward", N_BACKWARD);
-    g_norm.add("ortho", N_ORTHO);
-    g_norm.add("forward", N_FORWARD);
     g_scan.add("cumulative_sum", S_CUMSUM);
     g_scan.add("cumulative_prod", S_CUMPROD);
 }
@@ -488,9 +484,52 @@ void py_fused_adam(nb::handle inputs, nb::handle out, nb::handle params) {
     maybe_release(vp.size * 4, [&] { run_adam(a, vp, vg, vm, vv); });
 }
 
+// fused("conv2d", (a, b, c), out, params): one pass of conv2d (src/conv.h); params holds
+// "stride", "padding", "dilation" (pairs), "groups" and "grad" (absent/None, "input", "weight", "bias").
+void py_fused_conv2d(nb::handle inputs, nb::handle out, nb::handle params) {
+    if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) < 1 || PyTuple_GET_SIZE(inputs.ptr()) > 3)
+        throw type_error("fused conv2d: inputs must be a tuple of 1 to 3 Refs.");
+    if (!PyDict_Check(params.ptr())) throw type_error("fused conv2d: params must be a dict.");
+    PyObject* d = params.ptr();
+    ConvParams p;
+    auto pair = [&](const char* key, int64_t& a, int64_t& b) {
+        PyObject* o = PyDict_GetItemString(d, key);
+        if (!o) return;
+        if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 2)
+            throw type_error(std::string("fused conv2d: params['") + key + "'] must be a pair of ints.");
+        a = PyLong_AsLongLong(PyTuple_GET_ITEM(o, 0));
+        b = PyLong_AsLongLong(PyTuple_GET_ITEM(o, 1));
+        if (PyErr_Occurred()) raise_current();
+    };
+    pair("stride", p.sh, p.sw);
+    pair("padding", p.ph, p.pw);
+    pair("dilation", p.dh, p.dw);
+    p.groups = static_cast<int64_t>(param_number(d, "groups", 1.0));
+    PyObject* g = PyDict_GetItemString(d, "grad");
+    if (g && g != Py_None) {
+        const char* s = PyUnicode_Check(g) ? PyUnicode_AsUTF8(g) : "";
+        p.pass = !std::strcmp(s, "input") ? CONV_GRAD_INPUT : !std::strcmp(s, "weight") ? CONV_GRAD_WEIGHT
+               : !std::strcmp(s, "bias") ? CONV_GRAD_BIAS : -1;
+        if (p.pass < 0) throw std::invalid_argument("fused conv2d: params['grad'] must be None, 'input', 'weight' or 'bias'.");
+    }
+    View v[3], vo;
+    const View* pv[3] = {nullptr, nullptr, nullptr};
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(inputs.ptr()); ++i) {
+        PyObject* o = PyTuple_GET_ITEM(inputs.ptr(), i);
+        if (o == Py_None) continue;
+        parse(o, v[i], "fused conv2d");
+        pv[i] = &v[i];
+    }
+    if (!pv[0]) throw type_error("fused conv2d: the first input must be a Ref.");
+    parse(out.ptr(), vo, "fused conv2d");
+    const int64_t work = (vo.size + v[0].size) * (pv[1] ? 9 : 1);
+    maybe_release(work, [&] { run_conv2d(p, v[0], pv[1], pv[2], vo); });
+}
+
 void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle params) {
     int code = g_fused.lookup(op.ptr());
     if (code == FU_ADAM) return py_fused_adam(inputs, out, params);
+    if (code == FU_CONV2D) return py_fused_conv2d(inputs, out, params);
     nb::tuple in = nb::borrow<nb::tuple>(inputs);
     if (!PyTuple_Check(inputs.ptr()) || in.size() < 1) throw type_error("fused: inputs must be a tuple (x, ...).");
     View vx, vo, vw, vb;
@@ -523,13 +562,6 @@ void py_linalg(nb::handle op, nb::handle inputs, nb::handle outputs) {
     for (Py_ssize_t i = 0; i < nout; ++i) parse(PyTuple_GET_ITEM(outputs.ptr(), i), out[i], "linalg");
     const int64_t n = in[0].ndim == 3 ? std::max(in[0].shape[1], in[0].shape[2]) : 0;
     maybe_release(in[0].size * n, [&] { run_linalg(code, in, int(nin), out, int(nout)); });
-}
-
-void py_fft(nb::handle op, nb::handle x, nb::handle out, nb::handle norm) {
-    int code = g_fft.lookup(op.ptr());
-    int nc = g_norm.lookup(norm.ptr());
-    auto [vx, vo] = views("fft", x, out);
-    maybe_release(std::max(vx.size, vo.size) * 8, [&] { run_fft(code, vx, vo, nc); });
 }
 
 void py_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, nb::handle out) {
@@ -592,7 +624,7 @@ nb::dict op_dtypes() {
     out["binary"] = table(bn, ops::NBINARY, [&](int i, int t) { return k.binary[i][t] != nullptr; });
     // The other families by name only (their dtypes are the adapter's to state): the plugin
     // declares exactly these, so a core that knows more ops never sees them claimed here.
-    for (const OpTable* t : {&g_reduce, &g_scan, &g_fused, &g_linalg, &g_fft}) {
+    for (const OpTable* t : {&g_reduce, &g_scan, &g_fused, &g_linalg}) {
         nb::list names;
         for (const auto& [name, code] : t->by_name) names.append(name);
         out[t->kind] = names;
@@ -641,19 +673,21 @@ NB_MODULE(_native, m) {
     m.def("random_bits", &py_random_bits);
     m.def("fused", &py_fused);
     m.def("linalg", &py_linalg, "linalg(op, inputs, outputs): batched LAPACK (see Backend.linalg).");
-    m.def("fft", &py_fft, "fft(op, x, out, norm): 1-D transforms along the last axis (see Backend.fft).");
     m.def("set_linalg_error", [](nb::handle cls) {
         Py_XINCREF(cls.ptr());
         g_linalg_error = cls.ptr();
     }, "The exception class raised for singular / non-positive-definite / non-converging input.");
     m.def("op_dtypes", &op_dtypes,
           "{'unary': {op: [dtype names]}, 'binary': {...}} of native loops, and the op names of "
-          "'reduce', 'scan', 'fused', 'linalg' and 'fft'.");
+          "'reduce', 'scan', 'fused' and 'linalg' (the FFT is ducc0's: ndplane_cpu/_fft.py).");
     m.def("memory_stats", [] {
         MemoryStats s = memory_stats();
         return std::make_tuple(s.buffers, s.bytes, s.cached_bytes);
     });
-    m.def("empty_cache", &empty_cache);
+    m.def("empty_cache", [] {
+        empty_cache();
+        release_sort_scratch();
+    });
     m.def("isa", [] { return std::string(kernels().isa); });
     // Where the transcendental functions' vector code comes from (src/vmath.h).
 #if defined(NDP_LIBMVEC)

@@ -330,7 +330,7 @@ NDP_END
 // ---------------------------------------------------------------------------
 NDP_OP(add, ANY<T>)
 template <class T> static T f(T a, T b) {
-    if constexpr (B<T>) return a || b;
+    if constexpr (B<T>) return a | b;
     else if constexpr (I<T>) return wrap_add(a, b);
     else return a + b;
 }
@@ -345,7 +345,7 @@ NDP_END
 
 NDP_OP(multiply, ANY<T>)
 template <class T> static T f(T a, T b) {
-    if constexpr (B<T>) return a && b;
+    if constexpr (B<T>) return a & b;
     else if constexpr (I<T>) return wrap_mul(a, b);
     else if constexpr (C<T>) return cmul(a, b);
     else return a * b;
@@ -459,11 +459,14 @@ NDP_COMPARE(greater, a > b, clt(b, a))
 NDP_COMPARE(greater_equal, a >= b, cle(b, a))
 #undef NDP_COMPARE
 
+// NOTE: `&` and `|`, never `&&` and `||` (here and in the bool cases above): the
+// short-circuit forms are branches that GCC does not vectorise, and on random bools they
+// mispredict (logical_and of 10^6 bools took 4.5 ms; NumPy takes 30 us).
 NDP_OP(logical_and, ANY<T>)
-template <class T> static bool f(T a, T b) { return truthy(a) && truthy(b); }
+template <class T> static bool f(T a, T b) { return truthy(a) & truthy(b); }
 NDP_END
 NDP_OP(logical_or, ANY<T>)
-template <class T> static bool f(T a, T b) { return truthy(a) || truthy(b); }
+template <class T> static bool f(T a, T b) { return truthy(a) | truthy(b); }
 NDP_END
 NDP_OP(logical_xor, ANY<T>)
 template <class T> static bool f(T a, T b) { return truthy(a) != truthy(b); }
@@ -471,18 +474,18 @@ NDP_END
 
 NDP_OP(maximum, ANY<T>)
 template <class T> static T f(T a, T b) {
-    if constexpr (B<T>) return a || b;
+    if constexpr (B<T>) return a | b;
     else if constexpr (C<T>) return (is_nan(a) || cle(b, a)) ? a : b;
-    else if constexpr (F<T>) return (a >= b || a != a) ? a : b;
+    else if constexpr (F<T>) return ((a >= b) | (a != a)) ? a : b;
     else return a >= b ? a : b;
 }
 NDP_END
 
 NDP_OP(minimum, ANY<T>)
 template <class T> static T f(T a, T b) {
-    if constexpr (B<T>) return a && b;
+    if constexpr (B<T>) return a & b;
     else if constexpr (C<T>) return (is_nan(a) || cle(a, b)) ? a : b;
-    else if constexpr (F<T>) return (a <= b || a != a) ? a : b;
+    else if constexpr (F<T>) return ((a <= b) | (a != a)) ? a : b;
     else return a <= b ? a : b;
 }
 NDP_END

@@ -172,15 +172,90 @@ std::pair<int64_t, A> arg_extreme(const char* p, int64_t n, int64_t s) {
     return {bi, best};
 }
 
-template <class T> bool any_row(const char* p, int64_t n, int64_t s) {
+// NOTE: bools are read as bytes (elementwise.cc says why); truthiness is then a byte test.
+template <class T> [[gnu::always_inline]] inline bool truth_at(const T* p, int64_t i) {
+    if constexpr (is_bool_v<T>) return reinterpret_cast<const uint8_t*>(p)[i] != 0;
+    else return truthy(p[i]);
+}
+
+// any/all of a row: a contiguous one in blocks of 1024 with no exit inside a block, so the
+// block's loop vectorises (an exit per element ran at one element per cycle).
+template <bool Any, class T> bool any_all_row(const char* p, int64_t n, int64_t s) {
+    if (s == int64_t(sizeof(T)) && !is_complex_v<T>) {
+        const T* P = reinterpret_cast<const T*>(p);
+        for (int64_t i = 0; i < n; i += 1024) {
+            const int64_t e = std::min(n, i + 1024);
+            uint8_t hit = 0;
+            for (int64_t j = i; j < e; ++j) hit |= uint8_t(truth_at(P, j) == Any);
+            if (hit) return Any;
+        }
+        return !Any;
+    }
     for (int64_t i = 0; i < n; ++i)
-        if (truthy(ld<T>(p + i * s))) return true;
-    return false;
+        if (truthy(ld<T>(p + i * s)) == Any) return Any;
+    return !Any;
+}
+template <class T> bool any_row(const char* p, int64_t n, int64_t s) {
+    return any_all_row<true, T>(p, n, s);
 }
 template <class T> bool all_row(const char* p, int64_t n, int64_t s) {
-    for (int64_t i = 0; i < n; ++i)
-        if (!truthy(ld<T>(p + i * s))) return false;
-    return true;
+    return any_all_row<false, T>(p, n, s);
+}
+
+// The number of truthy elements of a row (R_COUNT).
+template <class T> int64_t count_row(const char* p, int64_t n, int64_t s) {
+    int64_t c = 0;
+    if (s == int64_t(sizeof(T))) {
+        const T* P = reinterpret_cast<const T*>(p);
+        // NOTE: 32-bit partial counts in blocks: an int64 counter per byte lane halves the
+        // vector width of the loop.
+        for (int64_t i = 0; i < n; i += 1 << 20) {
+            const int64_t e = std::min(n, i + (int64_t(1) << 20));
+            uint32_t b = 0;
+            for (int64_t j = i; j < e; ++j) b += truth_at(P, j);
+            c += b;
+        }
+        return c;
+    }
+    for (int64_t i = 0; i < n; ++i) c += truthy(ld<T>(p + i * s));
+    return c;
+}
+
+// The maximum (Max) or minimum of a row, NaN first: a contiguous float or integer row in
+// four vectors of lanes (a scalar select chain runs at its latency, about 1 ns an element;
+// the extreme is exact, so lane order changes at most the sign of a zero result).
+// (V: T or a vector of T; Nan: T is floating.)
+template <bool Max, bool Nan, class V> inline V extreme_step(V m, V v) {
+    if constexpr (Nan) return ((Max ? v > m : v < m) | (v != v)) ? v : m;
+    else return (Max ? v > m : v < m) ? v : m;
+}
+template <bool Max, class A, class T> A extreme(const char* p, int64_t n, int64_t s) {
+    constexpr bool vec = std::is_same_v<A, T> && (is_int_v<T> || std::is_same_v<T, float> ||
+                                                   std::is_same_v<T, double>);
+    if constexpr (vec) {
+        using V = SumV<T>;  // NOTE: an alias `T __attribute__((vector_size(32)))` drops it
+        constexpr int64_t L = 32 / sizeof(T);
+        constexpr bool Nan = is_float_v<T>;
+        if (s == int64_t(sizeof(T)) && n >= 4 * L) {
+            const T* P = reinterpret_cast<const T*>(p);
+            V m0 = ld<V>(P), m1 = ld<V>(P + L), m2 = ld<V>(P + 2 * L), m3 = ld<V>(P + 3 * L);
+            int64_t i = 4 * L;
+            for (; i + 4 * L <= n; i += 4 * L) {
+                m0 = extreme_step<Max, Nan>(m0, ld<V>(P + i));
+                m1 = extreme_step<Max, Nan>(m1, ld<V>(P + i + L));
+                m2 = extreme_step<Max, Nan>(m2, ld<V>(P + i + 2 * L));
+                m3 = extreme_step<Max, Nan>(m3, ld<V>(P + i + 3 * L));
+            }
+            const V m = extreme_step<Max, Nan>(extreme_step<Max, Nan>(m0, m1),
+                                               extreme_step<Max, Nan>(m2, m3));
+            T r = m[0];
+            for (int64_t j = 1; j < L; ++j) r = extreme_step<Max, Nan>(r, T(m[j]));
+            for (; i < n; ++i) r = extreme_step<Max, Nan>(r, P[i]);
+            return r;
+        }
+    }
+    using Op = std::conditional_t<Max, ops::maximum, ops::minimum>;
+    return fold<Op, A, T>(p + s, n - 1, s, load_acc<A, T>(p));
 }
 
 template <class A, class T> inline void store(char* out, int64_t m, A v) {
@@ -197,12 +272,8 @@ void reduce_rows(int op, const char* base, int64_t m0, int64_t m1, int64_t K, in
         switch (op) {
             case R_SUM: store<A, T>(out, m, pairwise_sum<A, T>(p, K, sk)); break;
             case R_PROD: store<A, T>(out, m, fold<ops::multiply, A, T>(p, K, sk, A(1))); break;
-            case R_MAX:
-                store<A, T>(out, m, fold<ops::maximum, A, T>(p + sk, K - 1, sk, load_acc<A, T>(p)));
-                break;
-            case R_MIN:
-                store<A, T>(out, m, fold<ops::minimum, A, T>(p + sk, K - 1, sk, load_acc<A, T>(p)));
-                break;
+            case R_MAX: store<A, T>(out, m, extreme<true, A, T>(p, K, sk)); break;
+            case R_MIN: store<A, T>(out, m, extreme<false, A, T>(p, K, sk)); break;
             case R_ARGMAX:
                 reinterpret_cast<int64_t*>(out)[m] = arg_extreme<true, A, T>(p, K, sk).first;
                 break;
@@ -211,6 +282,7 @@ void reduce_rows(int op, const char* base, int64_t m0, int64_t m1, int64_t K, in
                 break;
             case R_ANY: reinterpret_cast<bool*>(out)[m] = any_row<T>(p, K, sk); break;
             case R_ALL: reinterpret_cast<bool*>(out)[m] = all_row<T>(p, K, sk); break;
+            case R_COUNT: reinterpret_cast<int64_t*>(out)[m] = count_row<T>(p, K, sk); break;
         }
     }
 }
@@ -291,15 +363,24 @@ void reduce_vertical(int op, const char* base, int64_t m0, int64_t m1, int64_t K
         }
         case R_ANY:
         case R_ALL: {
-            bool* o = reinterpret_cast<bool*>(out) + m0;
-            const bool init = op == R_ALL;
+            uint8_t* o = reinterpret_cast<uint8_t*>(out) + m0;  // bools as bytes, as truth_at
+            const uint8_t init = op == R_ALL;
             for (int64_t j = 0; j < w; ++j) o[j] = init;
             for (int64_t k = 0; k < K; ++k) {
                 const T* r = row(k);
                 if (op == R_ANY)
-                    for (int64_t j = 0; j < w; ++j) o[j] = o[j] || truthy(r[j]);
+                    for (int64_t j = 0; j < w; ++j) o[j] |= uint8_t(truth_at(r, j));
                 else
-                    for (int64_t j = 0; j < w; ++j) o[j] = o[j] && truthy(r[j]);
+                    for (int64_t j = 0; j < w; ++j) o[j] &= uint8_t(truth_at(r, j));
+            }
+            return;
+        }
+        case R_COUNT: {
+            int64_t* o = reinterpret_cast<int64_t*>(out) + m0;
+            for (int64_t j = 0; j < w; ++j) o[j] = 0;
+            for (int64_t k = 0; k < K; ++k) {
+                const T* r = row(k);
+                for (int64_t j = 0; j < w; ++j) o[j] += truth_at(r, j);
             }
             return;
         }
@@ -332,6 +413,46 @@ template <class T> bool sum_vertical_split(const char* base, int64_t M, int64_t 
     return true;
 }
 
+// max/min/any/all/count over axis 0 split over rows as the sum above (and for its reason):
+// part q reduces rows [K q / P, K (q + 1) / P) of all M columns into its own out row, and
+// the P rows are then combined. A column split (each thread a strip of every row) ran
+// 3-4x slower than this on 3000 x 3000 float32.
+template <class T>
+bool vertical_split(int op, const char* base, int64_t M, int64_t K, int64_t sk, char* out) {
+    using A = compute_t<T>;
+    const int64_t isz = op == R_COUNT ? 8 : (op == R_ANY || op == R_ALL) ? 1 : int64_t(sizeof(T));
+    const int nt = num_threads();
+    const int64_t cap = std::max<int64_t>(1, (int64_t(8) << 20) / (M * isz));
+    const int64_t P = std::min({K / 64, int64_t(nt) * 8, cap});
+    if (nt < 2 || P < 2 || M * K < 2 * GRAIN) return false;
+    Buf<char> part(P * M * isz);
+    parallel_range(P, 1, [&](int64_t b, int64_t e) {
+        for (int64_t q = b; q < e; ++q) {
+            const int64_t k0 = K * q / P, k1 = K * (q + 1) / P;
+            reduce_vertical<T>(op, base + k0 * sk, 0, M, k1 - k0, sk, part.data() + q * M * isz);
+        }
+    });
+    char* acc = part.data();
+    for (int64_t q = 1; q < P; ++q) {
+        const char* src = part.data() + q * M * isz;
+        if (op == R_COUNT) {
+            int64_t* a = reinterpret_cast<int64_t*>(acc);
+            const int64_t* v = reinterpret_cast<const int64_t*>(src);
+            for (int64_t j = 0; j < M; ++j) a[j] += v[j];
+        } else if (op == R_ANY || op == R_ALL) {
+            for (int64_t j = 0; j < M; ++j)
+                acc[j] = op == R_ANY ? char(acc[j] | src[j]) : char(acc[j] & src[j]);
+        } else {
+            for (int64_t j = 0; j < M; ++j) {
+                const A a = load_acc<A, T>(acc + j * isz), v = load_acc<A, T>(src + j * isz);
+                store<A, T>(acc, j, op == R_MAX ? ops::maximum::f(a, v) : ops::minimum::f(a, v));
+            }
+        }
+    }
+    std::memcpy(out, acc, size_t(M * isz));
+    return true;
+}
+
 // Few long rows: split each row into parts reduced in parallel, then combine.
 template <class T>
 void reduce_split(int op, const char* p, int64_t K, int64_t sk, char* out, int64_t m) {
@@ -347,12 +468,8 @@ void reduce_split(int op, const char* p, int64_t K, int64_t sk, char* out, int64
             switch (op) {
                 case R_SUM: val[q] = pairwise_sum<A, T>(s, n, sk); break;
                 case R_PROD: val[q] = fold<ops::multiply, A, T>(s, n, sk, A(1)); break;
-                case R_MAX:
-                    val[q] = fold<ops::maximum, A, T>(s + sk, n - 1, sk, load_acc<A, T>(s));
-                    break;
-                case R_MIN:
-                    val[q] = fold<ops::minimum, A, T>(s + sk, n - 1, sk, load_acc<A, T>(s));
-                    break;
+                case R_MAX: val[q] = extreme<true, A, T>(s, n, sk); break;
+                case R_MIN: val[q] = extreme<false, A, T>(s, n, sk); break;
                 case R_ARGMAX:
                 case R_ARGMIN: {
                     auto r = op == R_ARGMAX ? arg_extreme<true, A, T>(s, n, sk)
@@ -363,6 +480,7 @@ void reduce_split(int op, const char* p, int64_t K, int64_t sk, char* out, int64
                 }
                 case R_ANY: idx[q] = any_row<T>(s, n, sk); break;
                 case R_ALL: idx[q] = all_row<T>(s, n, sk); break;
+                case R_COUNT: idx[q] = count_row<T>(s, n, sk); break;
             }
         }
     };
@@ -385,9 +503,10 @@ void reduce_split(int op, const char* p, int64_t K, int64_t sk, char* out, int64
                 break;
             case R_ANY: ri = ri || idx[q]; break;
             case R_ALL: ri = ri && idx[q]; break;
+            case R_COUNT: ri += idx[q]; break;
         }
     }
-    if (op == R_ARGMAX || op == R_ARGMIN) reinterpret_cast<int64_t*>(out)[m] = ri;
+    if (op == R_ARGMAX || op == R_ARGMIN || op == R_COUNT) reinterpret_cast<int64_t*>(out)[m] = ri;
     else if (op == R_ANY || op == R_ALL) reinterpret_cast<bool*>(out)[m] = ri != 0;
     else store<A, T>(out, m, r);
 }
@@ -400,6 +519,7 @@ template <class T> void reduce_t(int op, const View& x, char* out) {
         for (int64_t m = 0; m < M; ++m) {
             if (op == R_SUM) store<compute_t<T>, T>(out, m, compute_t<T>(0));
             else if (op == R_PROD) store<compute_t<T>, T>(out, m, compute_t<T>(1));
+            else if (op == R_COUNT) reinterpret_cast<int64_t*>(out)[m] = 0;
             else reinterpret_cast<bool*>(out)[m] = op == R_ALL;  // any/all
         }
         return;
@@ -407,6 +527,9 @@ template <class T> void reduce_t(int op, const View& x, char* out) {
     const int64_t total = M * K;
     const bool vertical = M > 1 && K > 1 && sm == int64_t(sizeof(T)) && sk != int64_t(sizeof(T));
     if (vertical && op == R_SUM && sum_vertical_split<T>(x.data, M, K, sk, out)) return;
+    if (vertical && op != R_SUM && op != R_PROD && op != R_ARGMAX && op != R_ARGMIN &&
+        vertical_split<T>(op, x.data, M, K, sk, out))
+        return;
     if (vertical) {
         const int64_t grain = total >= 2 * GRAIN ? std::max<int64_t>(16, GRAIN / K) : M;
         parallel_range(M, grain,

@@ -1,6 +1,8 @@
 // Sort along the last axis (run_sort). Bool, integer and real floating rows go through a
-// stable LSD radix sort on order-preserving unsigned keys; complex rows (and rows of 2^32
-// elements or more) through a stable comparison sort of (value, position) pairs.
+// stable LSD radix sort on order-preserving unsigned keys (values only, many short rows:
+// through a bitonic network on the same keys); complex rows (and rows of 2^32 elements or
+// more) through a stable comparison sort of (value, position) pairs. Every road gives the
+// stable order, `stable` or not: it is the fastest one here.
 //
 // Keys: integers flip the sign bit (unsigned and bool stay as they are); floats read -0.0
 // as +0.0 and every NaN as the largest key, then flip the sign bit of positives and every
@@ -11,10 +13,14 @@
 // loses bits (NaN payloads; zeros once a -0.0 was seen) are read from the input again.
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <utility>
 #include <vector>
+
+#include <sys/mman.h>
 
 #include "driver.h"
 
@@ -24,9 +30,9 @@ namespace {
 // Rows shorter than this take std::sort on the keys (with positions: a strict order,
 // so the stable one); longer ones the radix sort. Measured in docs/performance.md.
 constexpr int64_t RADIX_MIN = 64;
-// Rows this long are sorted by all threads together (histograms and scatter per block)
-// when there are too few rows to give each thread its own.
-constexpr int64_t PARALLEL_ROW_MIN = 1 << 16;
+// Rows this long take radix_sort_big (all threads on one row when there are too few rows
+// to give each thread its own).
+constexpr int64_t BIG_ROW = 1 << 16;
 // Values only, at least 64 / sizeof(key) rows of 4- or 8-byte keys at most this long: the
 // bitonic network below.
 constexpr int64_t NETWORK_MAX = 4096;
@@ -110,8 +116,8 @@ template <class U> struct KeyStats {
 // Fills a[b, e) with the keys of x[b * s], ..., x[(e - 1) * s] xor `flip` (all ones when
 // descending), with their positions for Keyed items; folds their stats into st.
 template <class T, class Item>
-NDP_INLINE void make_keys(const T* x, int64_t s, int64_t b, int64_t e, sort_key_t<T> flip, Item* a,
-               KeyStats<sort_key_t<T>>& st) {
+NDP_INLINE void make_keys(const T* x, int64_t s, int64_t b, int64_t e, sort_key_t<T> flip,
+                          Item* a, KeyStats<sort_key_t<T>>& st) {
     using U = sort_key_t<T>;
     U any = 0, all = ONES<U>, negz = 0;
     auto one = [&](int64_t i, T v) {
@@ -167,7 +173,8 @@ void scatter(const Item* src, Item* dst, int64_t b, int64_t e, int shift, uint32
 }
 
 // Sorts a[0, n) (n < 2^32) with `tmp` of n items beside it and `hist` of passes * radix
-// counts; returns the buffer that holds the result (a or tmp).
+// counts; returns the buffer that holds the result (a or tmp). A digit with one value
+// here (diff says over the row, the count over a) moves nothing and is skipped.
 template <int B, class Item>
 Item* radix_sort(Item* a, Item* tmp, int64_t n, item_key_t<Item> diff, uint32_t* hist) {
     using D = Digits<item_key_t<Item>, B>;
@@ -177,6 +184,7 @@ Item* radix_sort(Item* a, Item* tmp, int64_t n, item_key_t<Item> diff, uint32_t*
     histogram<B>(a, 0, n, shift, nd, hist);
     for (int j = 0; j < nd; ++j) {
         uint32_t* h = hist + j * D::radix;
+        if (h[(key_of(a[0]) >> shift[j]) & (D::radix - 1)] == n) continue;  // one value here
         uint32_t sum = 0;
         for (int r = 0; r < D::radix; ++r) {
             const uint32_t c = h[r];
@@ -189,37 +197,66 @@ Item* radix_sort(Item* a, Item* tmp, int64_t n, item_key_t<Item> diff, uint32_t*
     return a;
 }
 
-// radix_sort by all threads: a[0, n) cut into nb blocks; per pass, each block counts its
-// digits, then scatters to slots after those of lower digits and of earlier blocks.
+// parallel_range for a body that may fail to allocate: a body must not throw, so the
+// failure is raised after the region.
+template <class F> void parallel_alloc(int64_t n, int64_t grain, F&& f) {
+    std::atomic<bool> failed{false};
+    parallel_range(n, grain, [&](int64_t b, int64_t e) {
+        try {
+            f(b, e);
+        } catch (...) {
+            failed = true;
+        }
+    });
+    if (failed) throw std::bad_alloc();
+}
+
+// radix_sort for long rows, by all threads where nb > 1. One pass by the highest digit that
+// varies: a[0, n) is cut into nb blocks, each counts its digits, then scatters after the
+// slots of lower digits and of earlier blocks. That leaves 2^B buckets, each sorted on the
+// lower digits by radix_sort, in cache, a bucket per thread at a time (25 % faster than
+// LSD passes over all of a 10^6 int64 argsort). Returns the buffer of the result.
 template <int B, class Item>
-Item* radix_sort_parallel(Item* a, Item* tmp, int64_t n, item_key_t<Item> diff, int64_t nb) {
-    using D = Digits<item_key_t<Item>, B>;
+Item* radix_sort_big(Item* a, Item* tmp, int64_t n, item_key_t<Item> diff, int64_t nb) {
+    using U = item_key_t<Item>;
+    using D = Digits<U, B>;
+    constexpr int R = D::radix;
     int shift[D::passes];
     const int nd = D::varying(diff, shift);
-    std::vector<uint32_t> hist(static_cast<size_t>(nb * D::radix));
+    if (nd == 0) return a;
+    const int top = shift[nd - 1];
+    std::vector<uint32_t> hist(static_cast<size_t>(nb * R)), start(R + 1);
     auto lo = [&](int64_t c) { return n * c / nb; };
-    for (int j = 0; j < nd; ++j) {
-        parallel_range(nb, 1, [&](int64_t cb, int64_t ce) {
-            for (int64_t c = cb; c < ce; ++c) {
-                uint32_t* h = hist.data() + c * D::radix;
-                std::fill(h, h + D::radix, 0u);
-                histogram<B>(a, lo(c), lo(c + 1), shift + j, 1, h);
-            }
-        });
-        uint32_t sum = 0;
-        for (int r = 0; r < D::radix; ++r)
-            for (int64_t c = 0; c < nb; ++c) {
-                uint32_t& h = hist[c * D::radix + r];
-                const uint32_t cnt = h;
-                h = sum;
-                sum += cnt;
-            }
-        parallel_range(nb, 1, [&](int64_t cb, int64_t ce) {
-            for (int64_t c = cb; c < ce; ++c)
-                scatter<B>(a, tmp, lo(c), lo(c + 1), shift[j], hist.data() + c * D::radix);
-        });
-        std::swap(a, tmp);
+    parallel_range(nb, 1, [&](int64_t cb, int64_t ce) {
+        for (int64_t c = cb; c < ce; ++c) {
+            std::fill(&hist[c * R], &hist[c * R] + R, 0u);
+            histogram<B>(a, lo(c), lo(c + 1), &top, 1, &hist[c * R]);
+        }
+    });
+    uint32_t sum = 0;
+    for (int r = 0; r < R; ++r) {
+        start[r] = sum;
+        for (int64_t c = 0; c < nb; ++c) {
+            const uint32_t cnt = hist[c * R + r];
+            hist[c * R + r] = sum;
+            sum += cnt;
+        }
     }
+    start[R] = sum;
+    parallel_range(nb, 1, [&](int64_t cb, int64_t ce) {
+        for (int64_t c = cb; c < ce; ++c) scatter<B>(a, tmp, lo(c), lo(c + 1), top, &hist[c * R]);
+    });
+    if (nd == 1) return tmp;
+    const U low = U(diff & U((U(1) << top) - 1));
+    parallel_alloc(R, 1, [&](int64_t rb, int64_t re) {
+        std::unique_ptr<uint32_t[]> h(new uint32_t[D::passes * R]);
+        for (int64_t r = rb; r < re; ++r) {
+            Item *b = tmp + start[r], *e = tmp + start[r + 1], *out = b;
+            if (e - b < RADIX_MIN) std::sort(b, e, item_less<Item>);
+            else out = radix_sort<B>(b, a + start[r], e - b, low, h.get());
+            if (out != a + start[r]) std::copy(out, out + (e - b), a + start[r]);
+        }
+    });
     return a;
 }
 
@@ -247,7 +284,8 @@ template <class F> void dispatch(int dtype, F&& f) {
 }
 
 // Row m's positions [b, e) of the index dtype: pos(i), wrapping as a cast does.
-template <class T, class F> void write_positions(const Job<T>& j, int64_t m, int64_t b, int64_t e, F&& pos) {
+template <class T, class F>
+void write_positions(const Job<T>& j, int64_t m, int64_t b, int64_t e, F&& pos) {
     dispatch(j.idt, [&](auto t) {
         using I = decltype(t);
         if constexpr (is_int_v<I>) {
@@ -260,7 +298,8 @@ template <class T, class F> void write_positions(const Job<T>& j, int64_t m, int
 // Writes row m's outputs [b, e) from the sorted items r: the values (see the top) and the
 // positions.
 template <class T, class Item>
-NDP_INLINE void write_row(const Job<T>& j, int64_t m, const Item* r, int64_t b, int64_t e, bool neg_zero) {
+NDP_INLINE void write_row(const Job<T>& j, int64_t m, const Item* r, int64_t b, int64_t e,
+                          bool neg_zero) {
     using U = sort_key_t<T>;
     if (j.v) {
         const T* X = j.xrow(m);
@@ -306,23 +345,25 @@ void sort_row(const Job<T>& j, int64_t m, Item* a, Item* tmp, uint32_t* hist) {
     make_keys(j.xrow(m), j.xs, 0, n, sort_key_t<T>(j.flip), a, st);
     Item* r = a;
     if (n < RADIX_MIN) std::sort(a, a + n, item_less<Item>);
-    else r = radix_sort<B>(a, tmp, n, sort_key_t<T>(st.any ^ st.all), hist);
+    else if (n < BIG_ROW) r = radix_sort<B>(a, tmp, n, sort_key_t<T>(st.any ^ st.all), hist);
+    else r = radix_sort_big<B>(a, tmp, n, sort_key_t<T>(st.any ^ st.all), 1);
     write_row(j, m, r, 0, n, st.neg_zero);
     if (j.v) patch_values(j, m, r, st.neg_zero);
 }
 
-
+// sort_row for a long row, by all threads.
 template <int B, class T, class Item>
 void sort_row_parallel(const Job<T>& j, int64_t m, Item* a, Item* tmp) {
     const int64_t n = j.K, nb = std::min<int64_t>(64, 4 * num_threads());
     auto lo = [&](int64_t c) { return n * c / nb; };
     std::vector<KeyStats<sort_key_t<T>>> part(static_cast<size_t>(nb));
     parallel_range(nb, 1, [&](int64_t cb, int64_t ce) {
-        for (int64_t c = cb; c < ce; ++c) make_keys(j.xrow(m), j.xs, lo(c), lo(c + 1), sort_key_t<T>(j.flip), a, part[c]);
+        for (int64_t c = cb; c < ce; ++c)
+            make_keys(j.xrow(m), j.xs, lo(c), lo(c + 1), sort_key_t<T>(j.flip), a, part[c]);
     });
     KeyStats<sort_key_t<T>> st;
     for (const auto& p : part) st.merge(p);
-    Item* r = radix_sort_parallel<B>(a, tmp, n, sort_key_t<T>(st.any ^ st.all), nb);
+    Item* r = radix_sort_big<B>(a, tmp, n, sort_key_t<T>(st.any ^ st.all), nb);
     parallel_range(nb, 1, [&](int64_t cb, int64_t ce) {
         for (int64_t c = cb; c < ce; ++c) write_row(j, m, r, lo(c), lo(c + 1), st.neg_zero);
     });
@@ -469,8 +510,9 @@ template <class V, class U> NDP_INLINE void network(U* keys, int64_t P, V* vecs)
 
 // NOTE: one group of rows is compiled for AVX-512 and AVX2 beside the baseline and picked
 // at load (an ifunc): the network is vector min / max and shuffles only. It pays for 4-byte
-// keys from AVX2 on, for 8-byte ones only with AVX-512 (measured in docs/performance.md);
-// elsewhere the radix sort runs. NDP_NO_CLONES builds the version the compiler flags give.
+// keys from AVX2 on (docs/performance.md, "The worst rows, reworked": rows of 512 float32
+// 3.8x faster than through the radix sort), for 8-byte ones only with AVX-512; elsewhere
+// the radix sort runs. NDP_NO_CLONES builds the version the compiler flags give.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(NDP_NO_CLONES)
 #define NDP_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 template <class U> bool network_pays() {
@@ -484,7 +526,8 @@ template <class U> bool network_pays() { return false; }
 // Rows [L * g, L * (g + 1)) of j through the network, with `keys` of L * P and `vecs` of
 // P vectors (64-byte aligned).
 template <class T>
-NDP_CLONES void network_group(const Job<T>& j, int64_t g, sort_key_t<T>* keys, int64_t P, void* vecs) {
+NDP_CLONES void network_group(const Job<T>& j, int64_t g, sort_key_t<T>* keys, int64_t P,
+                              void* vecs) {
     using U = sort_key_t<T>;
     using V = std::conditional_t<sizeof(U) == 4, v16u32, v8u64>;
     constexpr int L = 64 / sizeof(U);
@@ -512,36 +555,84 @@ template <class T> void network_rows(const Job<T>& j, int64_t gb, int64_t ge) {
     for (int64_t g = gb; g < ge; ++g) network_group(j, g, keys.get(), P, vecs);
 }
 
-template <class Item> struct Scratch {
-    std::unique_ptr<Item[]> a, tmp;
-    std::unique_ptr<uint32_t[]> hist;
-    explicit Scratch(int64_t K, int64_t nhist)
-        : a(new Item[K]), tmp(new Item[K]), hist(new uint32_t[nhist]) {}
-};
+// Scratch memory. NOTE: blocks of 1 MiB and more are 2 MiB-aligned and advised as huge
+// pages (as memory.cc's buffers), and the two last freed of at most KEEP_MAX bytes each are
+// kept for the next sort: fresh pages cost a fault and a zeroing each, a fifth of the time of
+// an argsort of 10^6 int64 (two blocks of 16 MB). KEEP_MAX is 32 MiB, the largest freed
+// block glibc's malloc itself keeps in its heap (its dynamic mmap threshold), so the sort
+// holds at most 64 MiB nobody asked for; release_sort_scratch() (the backend's
+// empty_cache) and a failed allocation give it back. Larger rows pay the faults: beside
+// their own sort time they are a tenth or less.
+constexpr size_t HUGE_PAGE = size_t(2) << 20, KEEP_MAX = size_t(32) << 20;
+std::mutex g_kept_mutex;
+struct Kept {
+    void* p;
+    size_t cap;
+} g_kept[2];
 
-// parallel_range for a body that may fail to allocate: a body must not throw, so the
-// failure is raised after the region.
-template <class F> void parallel_alloc(int64_t n, int64_t grain, F&& f) {
-    std::atomic<bool> failed{false};
-    parallel_range(n, grain, [&](int64_t b, int64_t e) {
-        try {
-            f(b, e);
-        } catch (...) {
-            failed = true;
+struct FreeBlock {
+    size_t cap;  // 0: from malloc
+    void operator()(void* p) const {
+        Kept out{p, cap};
+        if (cap && cap <= KEEP_MAX) {
+            std::lock_guard<std::mutex> lk(g_kept_mutex);
+            Kept& slot = g_kept[g_kept[1].cap < g_kept[0].cap];  // the smaller one
+            if (cap > slot.cap) std::swap(out, slot);
         }
-    });
-    if (failed) throw std::bad_alloc();
+        std::free(out.p);
+    }
+};
+using Block = std::unique_ptr<void, FreeBlock>;
+
+Block take_block(size_t bytes) {
+    if (bytes < (size_t(1) << 20)) {
+        void* p = std::malloc(std::max<size_t>(bytes, 1));
+        if (!p) throw std::bad_alloc();
+        return Block(p, FreeBlock{0});
+    }
+    {
+        std::lock_guard<std::mutex> lk(g_kept_mutex);
+        for (Kept& slot : g_kept)
+            if (slot.p && slot.cap >= bytes) {
+                Block b(slot.p, FreeBlock{slot.cap});
+                slot = Kept{nullptr, 0};
+                return b;
+            }
+    }
+    const size_t cap = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    void* p = std::aligned_alloc(HUGE_PAGE, cap);
+    if (!p) {
+        release_sort_scratch();
+        p = std::aligned_alloc(HUGE_PAGE, cap);
+        if (!p) throw std::bad_alloc();
+    }
+#if defined(MADV_HUGEPAGE)
+    madvise(p, cap, MADV_HUGEPAGE);  // advice only: failure is fine
+#endif
+    return Block(p, FreeBlock{cap});
 }
 
+template <class Item> struct Scratch {
+    Block a_, tmp_, hist_;
+    Scratch(int64_t K, int64_t nhist)
+        : a_(take_block(sizeof(Item) * K)), tmp_(take_block(sizeof(Item) * K)),
+          hist_(take_block(sizeof(uint32_t) * nhist)) {}
+    Item* a() const { return static_cast<Item*>(a_.get()); }
+    Item* tmp() const { return static_cast<Item*>(tmp_.get()); }
+    uint32_t* hist() const { return static_cast<uint32_t*>(hist_.get()); }
+};
+
+// Every row of j: long ones one at a time by all threads; else rows in parallel, L at a
+// time through the network where it pays, the others through sort_row.
 template <class T, class Item> void real_rows(const Job<T>& j, int64_t M) {
     constexpr int B = 8;
     using U = sort_key_t<T>;
     using D = Digits<U, B>;
     const int64_t K = j.K;
     const int nt = num_threads();
-    if (K >= PARALLEL_ROW_MIN && nt > 1 && M < 2 * nt) {
+    if (K >= BIG_ROW && M < 2 * nt) {
         Scratch<Item> s(K, 1);
-        for (int64_t m = 0; m < M; ++m) sort_row_parallel<B>(j, m, s.a.get(), s.tmp.get());
+        for (int64_t m = 0; m < M; ++m) sort_row_parallel<B>(j, m, s.a(), s.tmp());
         return;
     }
     int64_t done = 0;
@@ -555,7 +646,7 @@ template <class T, class Item> void real_rows(const Job<T>& j, int64_t M) {
     }
     parallel_alloc(M - done, std::max<int64_t>(1, GRAIN / 8 / K), [&](int64_t b, int64_t e) {
         Scratch<Item> s(K, D::passes * D::radix);
-        for (int64_t m = done + b; m < done + e; ++m) sort_row<B>(j, m, s.a.get(), s.tmp.get(), s.hist.get());
+        for (int64_t m = done + b; m < done + e; ++m) sort_row<B>(j, m, s.a(), s.tmp(), s.hist());
     });
 }
 
@@ -588,7 +679,8 @@ template <class T> void compare_rows(const Job<T>& j, int64_t M, bool descending
         return descending ? sort_less(q.first, p.first) : sort_less(p.first, q.first);
     };
     const int64_t K = j.K;
-    parallel_alloc(M, std::max<int64_t>(1, GRAIN / 4 / K), [&](int64_t b, int64_t e) {
+    const int64_t grain = std::max<int64_t>(1, GRAIN / 4 / std::max<int64_t>(K, 1));
+    parallel_alloc(M, grain, [&](int64_t b, int64_t e) {
         std::vector<Pair> row(static_cast<size_t>(K));
         for (int64_t m = b; m < e; ++m) {
             for (int64_t k = 0; k < K; ++k) row[k] = {j.xrow(m)[k * j.xs], k};
@@ -620,6 +712,15 @@ bool overlap(const View& a, const View* b) {
 }
 
 }  // namespace
+
+void release_sort_scratch() {
+    Kept kept[2] = {{nullptr, 0}, {nullptr, 0}};
+    {
+        std::lock_guard<std::mutex> lk(g_kept_mutex);
+        std::swap(kept, g_kept);
+    }
+    for (Kept& k : kept) std::free(k.p);
+}
 
 void run_sort(const View& x, const View* values, const View* indices, bool descending,
               bool stable) {

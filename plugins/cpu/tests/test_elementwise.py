@@ -273,3 +273,24 @@ def test_binary_row_kernel_0d_and_negative_row(h):
     np.testing.assert_array_equal(h.get(out), a - rv)
     h.be.binary("subtract", h.put(np.broadcast_to(rv, a.shape), r), h.put(a), out)
     np.testing.assert_array_equal(h.get(out), rv - a)
+
+
+@pytest.mark.parametrize("op", ["logical_and", "logical_or", "logical_xor", "logical_not", "add", "multiply",
+                                "maximum", "minimum", "equal", "bitwise_invert"])  # fmt: skip
+def test_bool_ops_on_long_rows(h, op):
+    # bools are read as bytes in the vector loops: long rows (vector body and tail), a
+    # broadcast scalar either side, and a strided operand, against NumPy
+    x, y = h.data((3, 1001), ndplane.bool), h.data((3, 1001), ndplane.bool)
+    unary = op in UNARY_OPS
+    ref = {"bitwise_invert": np.invert}.get(op, getattr(np, op))
+    cases = [(x, x, y, y), (x, x, y[:1, :1], y), (x[:, ::2], x, y[:, ::2], y), (x[:1, :1], x, y, y)]
+    for va, ba, vb, bb in cases:
+        va_, vb_ = np.broadcast_to(va, np.broadcast_shapes(va.shape, vb.shape)), np.broadcast_to(vb, np.broadcast_shapes(va.shape, vb.shape))
+        want = ref(va_) if unary else ref(va_, vb_)
+        out = h.empty(want.shape, ndplane.bool)
+        ra = h.ref_of(va_, ba, h.upload(ba))
+        if unary:
+            h.be.unary(op, ra, out)
+        else:
+            h.be.binary(op, ra, h.ref_of(vb_, bb, h.upload(bb)), out)
+        np.testing.assert_array_equal(h.get(out), want, err_msg=f"{op} {va.shape} {vb.shape}")

@@ -8,6 +8,8 @@ import pytest
 from ndplane.backend import reference as K
 from ndplane.backend.ops import FFT, FFT_OPS
 
+pytest.importorskip("ducc0", reason="the cpu backend's FFT is ducc0's (the plugin's [fft] extra)")
+
 LENGTHS = [
     1,
     2,
@@ -108,8 +110,144 @@ def test_empty_and_bad_arguments(h):
         h.be.fft("fft", h.put(np.ones((2, 8), np.float64)), h.empty((2, 8), np.complex128), "backward")
     with pytest.raises(ValueError, match="unknown op 'fft2'"):
         h.be.fft("fft2", x, h.empty((2, 8), np.complex128), "backward")
-    with pytest.raises(ValueError, match="unknown op 'both'"):
+    with pytest.raises(ValueError, match="unknown norm 'both'"):
         h.be.fft("fft", x, h.empty((2, 8), np.complex128), "both")
     with pytest.raises(ValueError, match="C-contiguous"):
         base = np.ones((2, 16), np.complex128)
         h.be.fft("fft", h.put(base[:, ::2], base), h.empty((2, 8), np.complex128), "backward")
+
+
+# ---------------------------------------------------------------------------
+# through ndplane.fft on the cpu device: ducc0 behind the core's padding, axes and layouts
+# ---------------------------------------------------------------------------
+nd = pytest.importorskip("ndplane")
+PRIMES = [2, 3, 5, 7, 11, 13, 97, 101, 331, 1009, 4093]
+ODD_LENGTHS = [6, 9, 10, 15, 30, 100, 243, 250, 1000, 1001, 2 * 3 * 5 * 7 * 11, 17 * 19 * 23]
+ONE_D = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
+
+
+def _call(mod, op, x, **kw):
+    return getattr(mod.fft, op)(x, **kw)
+
+
+def _input(rng, op, shape, dtype=np.float64):
+    x = rng.standard_normal(shape)
+    if op in COMPLEX_IN:
+        x = x + 1j * rng.standard_normal(shape)
+        return x.astype(np.complex64 if dtype == np.float32 else np.complex128)
+    return x.astype(dtype)
+
+
+def _check(got, want, tol=1e-12):
+    got = got.to_numpy()
+    assert got.shape == want.shape
+    scale = max(np.max(np.abs(want)), 1e-300)
+    assert np.max(np.abs(got - want)) / scale < tol
+
+
+@pytest.mark.parametrize("op", ONE_D)
+@pytest.mark.parametrize("n", PRIMES + ODD_LENGTHS)
+def test_api_non_power_of_two_and_prime_lengths_against_numpy(op, n):
+    rng = np.random.default_rng(n)
+    x = _input(rng, op, (3, n))
+    for norm in ("backward", "ortho", "forward"):
+        got = _call(nd, op, nd.asarray(x, device="cpu"), norm=norm)
+        _check(got, _call(np, op, x, norm=norm), 1e-12 * np.log2(n + 1))
+
+
+@pytest.mark.parametrize("op", ONE_D)
+def test_api_n_pads_and_truncates(op):
+    rng = np.random.default_rng(1)
+    x = _input(rng, op, (4, 37))
+    for n in (1, 2, 17, 36, 37, 38, 101):
+        got = _call(nd, op, nd.asarray(x, device="cpu"), n=n)
+        _check(got, _call(np, op, x, n=n), 1e-12)
+
+
+@pytest.mark.parametrize("op", ONE_D)
+def test_api_strided_and_negatively_strided_inputs(op):
+    rng = np.random.default_rng(2)
+    base = _input(rng, op, (9, 14, 33))
+    a = nd.asarray(base, device="cpu")
+    views = [
+        (lambda t: t[::2, 1:, ::-1], {}),  # steps and a negative step on the transform axis
+        (lambda t: t[::-1, ::3, 2:], {"axis": 0}),  # a reversed transform axis that is not last
+        (lambda t: t[1:, :, 5], {"axis": 1}),  # a strided transform axis
+    ]
+    for view, kw in views:
+        _check((_call(nd, op, view(a), **kw)), _call(np, op, view(base), **kw), 1e-12)
+    # a transposed (F-ordered) operand
+    _check((_call(nd, op, nd.permute_dims(a, (2, 1, 0)))), _call(np, op, base.transpose(2, 1, 0)), 1e-12)
+
+
+@pytest.mark.parametrize("op", ONE_D)
+def test_api_large_batches_use_the_threads(op):
+    rng = np.random.default_rng(3)
+    x = _input(rng, op, (6000, 97))
+    _check((_call(nd, op, nd.asarray(x, device="cpu"))), _call(np, op, x), 1e-12)
+
+
+@pytest.mark.parametrize("op", ("fftn", "ifftn", "rfftn", "irfftn"))
+def test_api_n_dimensional_against_numpy(op):
+    rng = np.random.default_rng(4)
+    x = _input(rng, op[:-1], (6, 7, 10))
+    for kw in ({}, {"axes": (0, 2)}, {"s": (5, 12), "axes": (2, 0)}, {"axes": (1,), "norm": "ortho"}):
+        _check((_call(nd, op, nd.asarray(x, device="cpu"), **kw)), _call(np, op, x, **kw), 1e-12)
+
+
+@pytest.mark.parametrize("op", ONE_D)
+def test_api_single_precision_stays_single(op):
+    rng = np.random.default_rng(5)
+    x = _input(rng, op, (5, 250), np.float32)
+    got = _call(nd, op, nd.asarray(x, device="cpu"))
+    want = _call(np, op, x.astype(np.complex128 if x.dtype.kind == "c" else np.float64))
+    assert got.dtype == (nd.float32 if op in ("irfft", "hfft") else nd.complex64)
+    _check(got, want, 1e-5)
+
+
+def test_api_zero_length_transform_raises():
+    with pytest.raises(ValueError, match="n must be >= 1"):
+        nd.fft.fft(nd.zeros((3, 0), dtype=nd.complex128, device="cpu"))
+    with pytest.raises(ValueError, match="n must be >= 1"):
+        nd.fft.rfft(nd.ones((3, 4), device="cpu"), n=0)
+    assert nd.fft.fft(nd.zeros((0, 4), dtype=nd.complex128, device="cpu")).shape == (0, 4)
+
+
+def test_threads_follow_the_backend(monkeypatch):
+    import ducc0
+    from ndplane_cpu import backend as cpu
+
+    seen = []
+    real_c2c = ducc0.fft.c2c
+    monkeypatch.setattr(ducc0.fft, "c2c", lambda *a, **kw: seen.append(kw["nthreads"]) or real_c2c(*a, **kw))
+    native = cpu._native()
+    before = native.num_threads()
+    try:
+        native.set_num_threads(1)
+        nd.fft.fft(nd.ones((4, 8), dtype=nd.complex128, device="cpu"))
+        native.set_num_threads(2)
+        nd.fft.fft(nd.ones((4, 8), dtype=nd.complex128, device="cpu"))
+    finally:
+        native.set_num_threads(before)
+    assert seen == [1, 2]
+
+
+@pytest.mark.parametrize("op", ONE_D)
+def test_api_rows_at_critical_strides(op):
+    # out rows a multiple of 4 KiB apart in single precision: the padded scratch path of _fft.py
+    rng = np.random.default_rng(6)
+    n = 1024 if op in ("irfft", "hfft") else 512
+    x = _input(rng, op, (40, n // 2 + 1 if op in ("irfft", "hfft") else n), np.float32)
+    got = _call(nd, op, nd.asarray(x, device="cpu"), n=n)
+    _check(got, _call(np, op, x.astype(np.complex128 if x.dtype.kind == "c" else np.float64), n=n), 1e-5)
+
+
+def test_without_ducc0_the_fft_is_not_claimed(monkeypatch):
+    from ndplane_cpu import _fft
+    from ndplane_cpu import backend as cpu
+
+    monkeypatch.setattr(_fft, "available", lambda: False)
+    cls = cpu._make_backend_class()
+    assert FFT not in cls.capabilities and not (FFT_OPS & cls.ops)
+    assert not cls(0).supports("rfft", nd.float64)
+    assert cls.host_ops == FFT_OPS  # the host fallback on purpose: no warning, no FallbackError

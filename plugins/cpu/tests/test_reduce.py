@@ -124,3 +124,65 @@ def test_scan(h, op, dtype):
                 out = h.empty(view.shape, od)
                 h.be.scan(op, h.put(view, base), out)
                 assert_close(h.get(out), want, f"{op} {dtype.name}->{od.name} {name}", ulps=16)
+
+
+def _views(x):
+    """(name, view, base): x contiguous, as a transposed view (the vertical kernels), and
+    every other column of a wider array (strided)."""
+    yield "contiguous", x, x
+    t = np.ascontiguousarray(x.T)
+    yield "vertical", t.T, t
+    wide = np.repeat(x, 2, axis=1)
+    yield "step2", wide[:, ::2], wide
+
+
+@pytest.mark.parametrize("shape", [(300, 700), (1, 200_003), (2, 150_001), (5, 3000), (3, 1)])
+def test_sum_of_bools_counts_in_every_path(h, shape):
+    # a sum of bools into an integer is a count (no int64 copy of x): rows, one long row
+    # (split), columns split over rows, strided; every integer out dtype wraps as a cast does
+    for fill in ("random", "true", "false"):
+        x = h.data(shape, ndplane.bool) if fill == "random" else np.full(shape, fill == "true")
+        for name, view, base in _views(x):
+            for od in (ndplane.int64, ndplane.int32, ndplane.uint8, ndplane.uint64):
+                check_reduce(h, "sum", view, base, od, f"count {shape} {fill} {name} -> {od.name}")
+
+
+@pytest.mark.parametrize("dtype", [ndplane.bool, ndplane.int8, ndplane.float32, ndplane.float64,
+                                   ndplane.complex64], ids=lambda d: d.name)  # fmt: skip
+def test_any_all_find_one_element_in_any_block(h, dtype):
+    # the contiguous rows are tested in blocks of 1024: one differing element anywhere
+    n = 5000
+    for pos in (0, 1023, 1024, 2047, n - 1):
+        for op, fill, other in (("any", 0, 1), ("all", 1, 0)):
+            x = np.full((3, n), fill, dtype.dtype)
+            x[1, pos] = other
+            for name, view, base in _views(x):
+                check_reduce(h, op, view, base, ndplane.bool, f"{op} one at {pos} {name}")
+    if dtype.kind == "float":  # NaN is true, -0.0 false
+        x = np.full((2, n), -0.0, dtype.dtype)
+        x[1, 3000] = np.nan
+        check_reduce(h, "any", x, x, ndplane.bool, "any nan")
+        y = np.where(x == 0, 1, x).astype(dtype.dtype)
+        check_reduce(h, "all", y, y, ndplane.bool, "all nan")
+
+
+@pytest.mark.parametrize("dtype", [ndplane.int8, ndplane.uint16, ndplane.int32, ndplane.uint64,
+                                   ndplane.float32, ndplane.float64, ndplane.float16],
+                         ids=lambda d: d.name)  # fmt: skip
+def test_max_min_lanes_every_length_and_nan_position(h, dtype):
+    # the contiguous rows run in four vectors of lanes plus a tail: every length around the
+    # vector sizes, the extreme and a NaN in the vectors, in the lane reduction and the tail
+    for n in (1, 15, 16, 31, 32, 33, 63, 64, 65, 129, 1000):
+        x = h.data((4, n), dtype, special=False)
+        if dtype.kind == "float":
+            x[1, n // 2] = np.nan
+            x[2, n - 1] = np.nan
+            x[3, 0] = np.nan
+        for name, view, base in _views(x):
+            for op in ("max", "min"):
+                check_reduce(h, op, view, base, dtype, f"{op} {dtype.name} n={n} {name}")
+    info = np.iinfo(dtype.dtype) if dtype.kind in ("int", "uint") else np.finfo(dtype.dtype)
+    x = np.zeros((2, 200), dtype.dtype)
+    x[0, 77], x[1, 199] = info.max, info.min
+    for op in ("max", "min"):
+        check_reduce(h, op, x, x, dtype, f"{op} {dtype.name} limits")

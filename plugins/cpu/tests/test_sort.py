@@ -192,3 +192,28 @@ def test_sort_errors(h):
         h.be.sort(x, h.empty((2, 3), ndplane.float64), None, False, True)
     with pytest.raises(ValueError, match="shape"):
         h.be.sort(x, h.empty((3, 2), ndplane.float32), None, False, True)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_sort_many_long_rows_one_msd_pass_then_lsd(h, threads):
+    # rows of 2^16 and more, more rows than threads: each row by one thread, one pass on the
+    # highest varying digit, then each bucket by LSD passes (or std::sort under 64 items);
+    # keys varying in the top digit only (that one pass), all in one bucket but one, and the
+    # scratch blocks kept between sorts, given back by empty_cache and taken anew
+    native = _native()
+    before = native.num_threads()
+    native.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(7 + threads)
+        n = 70_001
+        top_only = (rng.integers(0, 256, (5, n)).astype(np.int64) << 56) + 3
+        one_bucket = np.full((5, n), 12345, np.int64)
+        one_bucket[:, 999] = -1
+        one_bucket[:, 1000:1100] = rng.integers(0, 1 << 20, (5, 100))
+        cases = [dupes(rng, (5, n), np.dtype(d)) for d in ("float32", "int64", "uint16", "float64")]
+        for x in cases + [top_only, one_bucket]:
+            for descending in (False, True):
+                check(h, x, x, descending, what=f"{x.dtype} {threads} threads")
+            native.empty_cache()
+    finally:
+        native.set_num_threads(before)

@@ -1,0 +1,330 @@
+// conv2d forward and backward over NCHW images: im2col (or col2im) of a chunk of images
+// into one scratch matrix, then one OpenBLAS gemm per (chunk, group). With several threads
+// and images, each thread takes a range of images (grad weight: into its own partial sum,
+// added up at the end), so no two threads write the same element.
+//   x (N, C, H, W), weight (O, C/G, KH, KW), g and out (N, O, OH, OW), all C-contiguous,
+//   one dtype (float32 or float64); nothing strided.
+// A 1x1 kernel with stride 1 and no padding reads x (and writes grad x) without the scratch.
+#include "conv.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "driver.h"
+
+namespace ndp {
+namespace {
+
+struct Geo {
+    int64_t N, C, H, W, O, KH, KW, OH, OW, G, Cg, Og, CK, L;
+    ConvParams p;
+    bool direct() const {  // the image itself is the im2col matrix
+        return KH == 1 && KW == 1 && p.sh == 1 && p.sw == 1 && p.ph == 0 && p.pw == 0;
+    }
+};
+
+[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument("fused conv2d: " + what); }
+
+void need_4d(const View& v, const char* what) {
+    if (v.ndim != 4) bad(std::string(what) + " must be 4-D.");
+}
+
+int64_t out_len(int64_t in, int64_t k, int64_t s, int64_t pad, int64_t d) {
+    return (in + 2 * pad - d * (k - 1) - 1) / s + 1;
+}
+
+// The geometry from the operands of the pass (see conv.h); checks shapes against it.
+Geo geometry(const ConvParams& p, const View& a, const View* b, const View& out) {
+    const View *x = nullptr, *w = nullptr, *g = nullptr;
+    if (p.pass == CONV_FORWARD) x = &a, w = b, g = &out;
+    if (p.pass == CONV_GRAD_INPUT) g = &a, w = b, x = &out;
+    if (p.pass == CONV_GRAD_WEIGHT) x = &a, g = b, w = &out;
+    if (p.pass == CONV_GRAD_BIAS) g = &a;
+    if (!g || (p.pass != CONV_GRAD_BIAS && (!x || !w))) bad("missing operand.");
+    need_4d(*g, "the output (gradient)");
+    Geo q{};
+    q.p = p;
+    q.N = g->shape[0], q.O = g->shape[1], q.OH = g->shape[2], q.OW = g->shape[3];
+    q.L = q.OH * q.OW;
+    if (p.pass == CONV_GRAD_BIAS) {
+        if (out.ndim != 1 || out.shape[0] != q.O) bad("grad bias must have shape (O,).");
+        return q;
+    }
+    need_4d(*x, "x");
+    need_4d(*w, "weight");
+    q.C = x->shape[1], q.H = x->shape[2], q.W = x->shape[3];
+    q.KH = w->shape[2], q.KW = w->shape[3];
+    q.G = p.groups;
+    if (p.sh < 1 || p.sw < 1 || p.dh < 1 || p.dw < 1 || p.ph < 0 || p.pw < 0 || q.G < 1)
+        bad("stride and dilation must be >= 1, padding >= 0, groups >= 1.");
+    if (x->shape[0] != q.N || w->shape[0] != q.O || q.C % q.G || q.O % q.G || w->shape[1] * q.G != q.C)
+        bad("x, weight and output shapes do not agree with groups.");
+    if (out_len(q.H, q.KH, p.sh, p.ph, p.dh) != q.OH || out_len(q.W, q.KW, p.sw, p.pw, p.dw) != q.OW)
+        bad("the output shape does not match stride, padding and dilation.");
+    q.Cg = q.C / q.G, q.Og = q.O / q.G, q.CK = q.Cg * q.KH * q.KW;
+    return q;
+}
+
+// The range [o0, o1) of output columns whose input column o * s + off lies in [0, n).
+void valid_range(int64_t off, int64_t s, int64_t n, int64_t count, int64_t& o0, int64_t& o1) {
+    o0 = off >= 0 ? 0 : (-off + s - 1) / s;
+    o1 = n - 1 - off < 0 ? 0 : std::min(count, (n - 1 - off) / s + 1);
+    o1 = std::max(o0, o1);
+}
+
+// Rows of cols for channel c of one image's group: x points at the group's first channel
+// (Cg, H, W); cols at the image's first column, rows `ld` apart.
+template <class T> void im2col(const Geo& q, const T* x, int64_t c, T* cols, int64_t ld) {
+    const ConvParams& p = q.p;
+    for (int64_t i = 0; i < q.KH; ++i)
+        for (int64_t j = 0; j < q.KW; ++j) {
+            T* row = cols + ((c * q.KH + i) * q.KW + j) * ld;
+            const int64_t off = j * p.dw - p.pw;
+            int64_t o0, o1;
+            valid_range(off, p.sw, q.W, q.OW, o0, o1);
+            for (int64_t oy = 0; oy < q.OH; ++oy) {
+                T* r = row + oy * q.OW;
+                const int64_t iy = oy * p.sh - p.ph + i * p.dh;
+                if (iy < 0 || iy >= q.H || o0 == o1) {
+                    std::fill(r, r + q.OW, T(0));
+                    continue;
+                }
+                std::fill(r, r + o0, T(0));
+                std::fill(r + o1, r + q.OW, T(0));
+                const T* src = x + (c * q.H + iy) * q.W + off;
+                if (p.sw == 1)
+                    std::memcpy(r + o0, src + o0, static_cast<size_t>(o1 - o0) * sizeof(T));
+                else
+                    for (int64_t ox = o0; ox < o1; ++ox) r[ox] = src[ox * p.sw];
+            }
+        }
+}
+
+// The adjoint of im2col for channel c: gx (Cg, H, W) gets, at each pixel, the sum of the
+// entries of cols read from it.
+template <class T> void col2im(const Geo& q, const T* cols, int64_t ld, int64_t c, T* gx) {
+    const ConvParams& p = q.p;
+    T* plane = gx + c * q.H * q.W;
+    std::fill(plane, plane + q.H * q.W, T(0));
+    for (int64_t i = 0; i < q.KH; ++i)
+        for (int64_t j = 0; j < q.KW; ++j) {
+            const T* row = cols + ((c * q.KH + i) * q.KW + j) * ld;
+            const int64_t off = j * p.dw - p.pw;
+            int64_t o0, o1;
+            valid_range(off, p.sw, q.W, q.OW, o0, o1);
+            for (int64_t oy = 0; oy < q.OH; ++oy) {
+                const int64_t iy = oy * p.sh - p.ph + i * p.dh;
+                if (iy < 0 || iy >= q.H) continue;
+                const T* r = row + oy * q.OW;
+                T* dst = plane + iy * q.W + off;
+                for (int64_t ox = o0; ox < o1; ++ox) dst[ox * p.sw] += r[ox];
+            }
+        }
+}
+
+// Row-major C (M, N) = op(A) (M, K) @ op(B) (K, N) + beta * C.
+template <class T>
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb,
+          T beta, T* C, int64_t ldc) {
+    const auto tA = ta ? CblasTrans : CblasNoTrans, tB = tb ? CblasTrans : CblasNoTrans;
+    lda = std::max<int64_t>(1, lda), ldb = std::max<int64_t>(1, ldb), ldc = std::max<int64_t>(1, ldc);
+    if constexpr (std::is_same_v<T, float>)
+        scipy_cblas_sgemm(CblasRowMajor, tA, tB, int(M), int(N), int(K), 1.0f, A, int(lda), B, int(ldb), beta, C,
+                          int(ldc));
+    else
+        scipy_cblas_dgemm(CblasRowMajor, tA, tB, int(M), int(N), int(K), 1.0, A, int(lda), B, int(ldb), beta, C,
+                          int(ldc));
+}
+
+// Images go in chunks of B whose im2col matrices sit side by side, (CK, B * L), so that a
+// small image still makes one large gemm.
+template <class T> struct Chunks {
+    const Geo& q;
+    int64_t B;
+    std::unique_ptr<T[]> cols, tmp;  // (CK, B * L), (Og, B * L)
+    Chunks(const Geo& g, int64_t images) : q(g) {
+        B = std::clamp<int64_t>((int64_t(1) << 18) / std::max<int64_t>(1, q.CK * q.L), 1, std::max<int64_t>(1, images));
+        cols.reset(new T[static_cast<size_t>(std::max<int64_t>(1, q.CK * B * q.L))]);
+        if (B > 1) tmp.reset(new T[static_cast<size_t>(std::max<int64_t>(1, q.Og * B * q.L))]);
+    }
+    // fn(b, r) for b in [0, nb) and r in [0, rows), over the pool; one item copies `work` elements.
+    template <class F> static void each(int64_t nb, int64_t rows, int64_t work, F&& fn) {
+        parallel_range(nb * rows, std::max<int64_t>(1, GRAIN / std::max<int64_t>(1, work)),
+                       [&](int64_t a, int64_t e) {
+                           for (int64_t t = a; t < e; ++t) fn(t / rows, t % rows);
+                       });
+    }
+    void im2col_chunk(const T* x, int64_t n0, int64_t nb, int64_t g) {
+        each(nb, q.Cg, q.KH * q.KW * q.L, [&](int64_t b, int64_t c) {
+            im2col(q, x + ((n0 + b) * q.C + g * q.Cg) * q.H * q.W, c, cols.get() + b * q.L, nb * q.L);
+        });
+    }
+    // g's rows of group g for images [n0, n0 + nb) as one (Og, nb * L) matrix (a view when nb is 1).
+    const T* gather(const T* gy, int64_t n0, int64_t nb, int64_t g) {
+        if (nb == 1) return gy + (n0 * q.O + g * q.Og) * q.L;
+        each(nb, q.Og, q.L, [&](int64_t b, int64_t o) {
+            const T* src = gy + ((n0 + b) * q.O + g * q.Og + o) * q.L;
+            std::copy(src, src + q.L, tmp.get() + o * nb * q.L + b * q.L);
+        });
+        return tmp.get();
+    }
+};
+
+template <class T> void forward(const Geo& q, const T* x, const T* w, const T* bias, T* y, int64_t n1, int64_t n2) {
+    Chunks<T> ch(q, n2 - n1);
+    for (int64_t n0 = n1; n0 < n2; n0 += ch.B) {
+        const int64_t nb = std::min(ch.B, n2 - n0), ld = nb * q.L;
+        for (int64_t g = 0; g < q.G; ++g) {
+            const T* wg = w + g * q.Og * q.CK;
+            const T* bg = bias ? bias + g * q.Og : nullptr;
+            T* yg = y + (n0 * q.O + g * q.Og) * q.L;
+            if (nb == 1 && q.direct()) {
+                if (bg)
+                    for (int64_t o = 0; o < q.Og; ++o) std::fill(yg + o * q.L, yg + (o + 1) * q.L, bg[o]);
+                gemm<T>(false, false, q.Og, q.L, q.CK, wg, q.CK, x + (n0 * q.C + g * q.Cg) * q.H * q.W, q.L,
+                        T(bg ? 1 : 0), yg, q.L);
+                continue;
+            }
+            ch.im2col_chunk(x, n0, nb, g);
+            T* dst = nb == 1 ? yg : ch.tmp.get();
+            if (nb == 1 && bg)
+                for (int64_t o = 0; o < q.Og; ++o) std::fill(dst + o * q.L, dst + (o + 1) * q.L, bg[o]);
+            gemm<T>(false, false, q.Og, ld, q.CK, wg, q.CK, ch.cols.get(), ld, T(nb == 1 && bg ? 1 : 0), dst, ld);
+            if (nb == 1) continue;
+            Chunks<T>::each(nb, q.Og, q.L, [&](int64_t b, int64_t o) {
+                const T* src = dst + o * ld + b * q.L;
+                T* out = y + ((n0 + b) * q.O + g * q.Og + o) * q.L;
+                const T add = bg ? bg[o] : T(0);
+                for (int64_t l = 0; l < q.L; ++l) out[l] = src[l] + add;
+            });
+        }
+    }
+}
+
+template <class T> void grad_input(const Geo& q, const T* gy, const T* w, T* gx, int64_t n1, int64_t n2) {
+    Chunks<T> ch(q, n2 - n1);
+    for (int64_t n0 = n1; n0 < n2; n0 += ch.B) {
+        const int64_t nb = std::min(ch.B, n2 - n0), ld = nb * q.L;
+        for (int64_t g = 0; g < q.G; ++g) {
+            const T* wg = w + g * q.Og * q.CK;
+            const T* src = ch.gather(gy, n0, nb, g);
+            T* gxg = gx + (n0 * q.C + g * q.Cg) * q.H * q.W;
+            if (nb == 1 && q.direct()) {
+                gemm<T>(true, false, q.CK, q.L, q.Og, wg, q.CK, src, q.L, T(0), gxg, q.L);
+                continue;
+            }
+            gemm<T>(true, false, q.CK, ld, q.Og, wg, q.CK, src, ld, T(0), ch.cols.get(), ld);
+            Chunks<T>::each(nb, q.Cg, q.KH * q.KW * q.L, [&](int64_t b, int64_t c) {
+                col2im(q, ch.cols.get() + b * q.L, ld, c, gx + ((n0 + b) * q.C + g * q.Cg) * q.H * q.W);
+            });
+        }
+    }
+}
+
+template <class T> void grad_weight(const Geo& q, const T* x, const T* gy, T* gw, int64_t n1, int64_t n2) {
+    Chunks<T> ch(q, n2 - n1);
+    std::fill(gw, gw + q.O * q.CK, T(0));
+    for (int64_t n0 = n1; n0 < n2; n0 += ch.B) {
+        const int64_t nb = std::min(ch.B, n2 - n0), ld = nb * q.L;
+        for (int64_t g = 0; g < q.G; ++g) {
+            const T* src = ch.gather(gy, n0, nb, g);
+            const T* cols = x + (n0 * q.C + g * q.Cg) * q.H * q.W;
+            if (!(nb == 1 && q.direct())) {
+                ch.im2col_chunk(x, n0, nb, g);
+                cols = ch.cols.get();
+            }
+            gemm<T>(false, true, q.Og, q.CK, ld, src, ld, cols, ld, T(1), gw + g * q.Og * q.CK, q.CK);
+        }
+    }
+}
+
+template <class T> void grad_bias(const Geo& q, const T* gy, T* gb) {
+    using A = std::conditional_t<std::is_same_v<T, float>, double, T>;
+    parallel_range(q.O, std::max<int64_t>(1, GRAIN / std::max<int64_t>(1, q.N * q.L)), [&](int64_t o0, int64_t o1) {
+        for (int64_t o = o0; o < o1; ++o) {
+            A s = 0;
+            for (int64_t n = 0; n < q.N; ++n) {
+                const T* r = gy + (n * q.O + o) * q.L;
+                A row = 0;
+                for (int64_t l = 0; l < q.L; ++l) row += r[l];
+                s += row;
+            }
+            gb[o] = T(s);
+        }
+    });
+}
+
+// f() with a one-thread OpenBLAS, for gemms inside pool workers.
+// NOTE: never a threaded OpenBLAS inside pool workers, nor our pool's copies between
+// threaded gemms: both pools' workers spin while idle (OpenBLAS's for much longer), and on
+// cores they share that ran 2-3x slower than either alone.
+template <class F> void one_blas_thread(F&& f) {
+    const int blas_threads = scipy_openblas_get_num_threads();
+    scipy_openblas_set_num_threads(1);
+    f();
+    scipy_openblas_set_num_threads(blas_threads);
+}
+
+// fn(n1, n2) over ranges of images: on the pool when there are several threads and images,
+// else on the calling thread (one image: OpenBLAS's own threads share the gemm).
+template <class F> void over_images(const Geo& q, F&& fn) {
+    if (num_threads() < 2 || q.N < 2) return fn(int64_t(0), q.N);
+    one_blas_thread([&] { parallel_range(q.N, 1, fn); });
+}
+
+template <class T> void run_typed(const Geo& q, const View& a, const View* b, const View* c, const View& out) {
+    auto ptr = [](const View& v) { return reinterpret_cast<T*>(v.data); };
+    switch (q.p.pass) {
+        case CONV_FORWARD:
+            return over_images(q, [&](int64_t n1, int64_t n2) {
+                forward<T>(q, ptr(a), ptr(*b), c ? ptr(*c) : nullptr, ptr(out), n1, n2);
+            });
+        case CONV_GRAD_INPUT:
+            return over_images(q, [&](int64_t n1, int64_t n2) { grad_input<T>(q, ptr(a), ptr(*b), ptr(out), n1, n2); });
+        case CONV_GRAD_WEIGHT: {
+            // one partial sum per range of images, added up at the end
+            const int64_t parts = q.N > 1 ? std::min<int64_t>(q.N, num_threads()) : 1, size = q.O * q.CK;
+            if (parts == 1) return grad_weight<T>(q, ptr(a), ptr(*b), ptr(out), 0, q.N);
+            std::unique_ptr<T[]> partial(new T[static_cast<size_t>(std::max<int64_t>(1, (parts - 1) * size))]);
+            one_blas_thread([&] {
+                parallel_range(parts, 1, [&](int64_t t0, int64_t t1) {
+                    for (int64_t t = t0; t < t1; ++t)
+                        grad_weight<T>(q, ptr(a), ptr(*b), t ? partial.get() + (t - 1) * size : ptr(out),
+                                       q.N * t / parts, q.N * (t + 1) / parts);
+                });
+            });
+            T* gw = ptr(out);
+            for (int64_t t = 1; t < parts; ++t)
+                for (int64_t i = 0; i < size; ++i) gw[i] += partial[(t - 1) * size + i];
+            return;
+        }
+        default: return grad_bias<T>(q, ptr(a), ptr(out));
+    }
+}
+
+}  // namespace
+
+void run_conv2d(const ConvParams& p, const View& a, const View* b, const View* c, const View& out) {
+    if (a.dtype != F32 && a.dtype != F64) throw type_error("fused conv2d: only float32 and float64 are supported.");
+    for (const View* v : {&a, b, c, &out}) {
+        if (!v) continue;
+        require_dtype("fused conv2d", "every operand", *v, a.dtype);
+        if (!is_c_contiguous(*v)) bad("every operand must be C-contiguous.");
+    }
+    if ((p.pass == CONV_FORWARD || p.pass == CONV_GRAD_INPUT || p.pass == CONV_GRAD_WEIGHT) && !b)
+        bad("missing operand.");
+    if (c && (c->ndim != 1 || (b && c->shape[0] != b->shape[0]))) bad("bias must have shape (O,).");
+    const Geo q = geometry(p, a, b, out);
+    if (out.size == 0) return;
+    if (a.dtype == F32)
+        run_typed<float>(q, a, b, c, out);
+    else
+        run_typed<double>(q, a, b, c, out);
+}
+
+}  // namespace ndp
