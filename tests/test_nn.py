@@ -156,14 +156,14 @@ def test_nll_and_cross_entropy_reductions(reduction: str) -> None:
         F.nll_loss(nd.asarray(logp), target, "avg")
 
 
-@pytest.mark.parametrize("act", ["relu", "gelu", "sigmoid", "tanh"])
+@pytest.mark.parametrize("act", ["relu", "gelu", "sigmoid", "silu", "tanh"])
 def test_activations(act: str) -> None:
     assert gradcheck(getattr(F, act), [nd.asarray([-2.5, -0.3, 0.4, 3.0], requires_grad=True)])
     from math import erf
 
     host = np.linspace(-4, 4, 17)
     want = {"relu": np.maximum(host, 0), "gelu": host * 0.5 * (1 + np.vectorize(erf)(host / np.sqrt(2))),
-            "sigmoid": 1 / (1 + np.exp(-host)), "tanh": np.tanh(host)}[act]  # fmt: skip
+            "sigmoid": 1 / (1 + np.exp(-host)), "silu": host / (1 + np.exp(-host)), "tanh": np.tanh(host)}[act]  # fmt: skip
     # gelu: erf is the A&S 7.1.26 approximation, |error| < 1.5e-7, times |x| / 2
     np.testing.assert_allclose(getattr(F, act)(nd.asarray(host)).to_numpy(), want, atol=1e-6)
 

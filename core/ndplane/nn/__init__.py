@@ -19,11 +19,13 @@ from .modules import (
     ReLU,
     Sequential,
     Sigmoid,
+    SiLU,
     Softmax,
     Tanh,
 )
 
 __all__ = [
     "functional", "init", "AvgPool2d", "BatchNorm1d", "Conv2d", "Dropout", "Embedding", "Flatten", "GELU",
-    "LayerNorm", "Linear", "MaxPool2d", "Module", "Parameter", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh",
+    "LayerNorm", "Linear", "MaxPool2d", "Module", "Parameter", "ReLU", "Sequential", "Sigmoid", "SiLU",
+    "Softmax", "Tanh",
 ]  # fmt: skip

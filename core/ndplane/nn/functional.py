@@ -21,7 +21,7 @@ from ..composite import log_softmax, logsumexp, softmax
 from ..composite._conv import conv2d as _conv2d
 
 __all__ = [
-    "relu", "gelu", "sigmoid", "tanh", "softmax", "log_softmax", "logsumexp", "dropout", "linear",
+    "relu", "gelu", "sigmoid", "silu", "tanh", "softmax", "log_softmax", "logsumexp", "dropout", "linear",
     "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "batch_norm", "embedding", "one_hot",
     "mse_loss", "cross_entropy", "nll_loss", "binary_cross_entropy_with_logits", "pad2d", "unfold2d",
 ]  # fmt: skip
@@ -74,6 +74,16 @@ def sigmoid(x: Array) -> Array:
     """
     e = nd.exp(-nd.abs(x))
     return nd.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def silu(x: Array) -> Array:
+    """Sigmoid linear unit (swish): ``x * sigmoid(x)``.
+
+    >>> import ndplane as nd
+    >>> nd.nn.functional.silu(nd.asarray([0.0, 800.0, -800.0])).tolist()
+    [0.0, 800.0, -0.0]
+    """
+    return x * sigmoid(x)
 
 
 def tanh(x: Array) -> Array:

@@ -22,7 +22,7 @@ from . import init
 
 __all__ = [
     "Parameter", "Module", "Sequential", "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "ReLU", "GELU",
-    "Sigmoid", "Tanh", "Softmax", "Dropout", "LayerNorm", "BatchNorm1d", "Embedding", "Flatten",
+    "Sigmoid", "SiLU", "Tanh", "Softmax", "Dropout", "LayerNorm", "BatchNorm1d", "Embedding", "Flatten",
 ]  # fmt: skip
 
 
@@ -502,6 +502,18 @@ class Sigmoid(Module):
 
     def forward(self, x: Array) -> Array:
         return F.sigmoid(x)
+
+
+class SiLU(Module):
+    """Sigmoid linear unit (swish): ``x * sigmoid(x)``.
+
+    >>> import ndplane as nd
+    >>> nd.nn.SiLU()(nd.asarray([0.0])).tolist()
+    [0.0]
+    """
+
+    def forward(self, x: Array) -> Array:
+        return F.silu(x)
 
 
 class Tanh(Module):
