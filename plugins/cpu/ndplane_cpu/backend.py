@@ -75,6 +75,7 @@ def _make_backend_class() -> type[Backend]:
         #: Without ducc0 the FFT runs through the host fallback on purpose (NumPy's pocketfft,
         #: in the same host memory): no FallbackWarning, even under NDPLANE_FALLBACK=error.
         host_ops = frozenset() if fft_ops else FFT_OPS
+        notes = () if fft_ops else ("fft: ducc0 is not installed (pip install 'ndplane-cpu[fft]'): NumPy's FFT on the host",)
         dtypes = frozenset(ndplane.ALL_DTYPES)
         default_dtypes = _DEFAULTS
         # NOTE: INPLACE: every elementwise loop reads element i of its inputs before it writes

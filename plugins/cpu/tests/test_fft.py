@@ -251,3 +251,4 @@ def test_without_ducc0_the_fft_is_not_claimed(monkeypatch):
     assert FFT not in cls.capabilities and not (FFT_OPS & cls.ops)
     assert not cls(0).supports("rfft", nd.float64)
     assert cls.host_ops == FFT_OPS  # the host fallback on purpose: no warning, no FallbackError
+    assert "ndplane-cpu[fft]" in cls.notes[0]  # `ndplane info cpu` says how to get it
