@@ -223,11 +223,12 @@ def test_fill(be, host, dtype):
     close(be.to_host(whole(ref, base)), expect, dtype)
 
 
-@pytest.mark.parametrize("op,bound", [("sin", 2.6), ("cos", 2.6), ("tan", 3.4)])
+@pytest.mark.parametrize("op,bound", [("sin", 1.0), ("cos", 1.0), ("tan", 2.0)])
 def test_trig_float32_every_magnitude(be, host, op, bound):
-    """sin/cos/tan float32 within a few ulp of NumPy's float64 result for every finite |x|:
-    Payne-Hanek reduction in integers (common.wgsl). The former Cody-Waite reduction, folded
-    by Mesa's NIR, was 16000 ulp off in cos(16099.092) and meaningless past 8192 pi."""
+    """sin/cos/tan float32 within 1 ulp (tan 2) of NumPy's float64 result for every finite |x|:
+    Payne-Hanek reduction in integers to hi + lo (common.wgsl). The former Cody-Waite reduction,
+    folded by Mesa's NIR, was 16000 ulp off in cos(16099.092) and meaningless past 8192 pi; the
+    reduced argument rounded to one float32 left sin and cos 2.4 ulp off."""
     rng = np.random.default_rng(3)
     mag = 10 ** rng.uniform(-3, np.log10(3.4e38), 1 << 16)
     x = np.concatenate([mag * rng.choice([-1, 1], mag.size), [16099.092, 25735.927, 3.4028235e38, 1e-3, 0.7853982,
@@ -243,21 +244,24 @@ def test_trig_float32_every_magnitude(be, host, op, bound):
     assert np.array_equal(np.signbit(got[-2:]), [False, True]) or op == "cos"
 
 
-#: float32 unary functions: (lowest, highest) magnitude exponent (base 10) and sign of the inputs.
+#: float32 unary functions: (lowest, highest) magnitude exponent (base 10) and sign of the inputs, and the
+#: bound in ulp (measured on lavapipe with 2^18 inputs, plus a margin; docs/api.md "webgpu float32").
 _DOMAINS = {
-    "acos": (-8, 0, "+-"), "asin": (-8, 0, "+-"), "atanh": (-30, 0, "+-"), "acosh": (0, 30, "+"), "log": (-38, 38, "+"),
-    "log2": (-38, 38, "+"), "log10": (-38, 38, "+"), "log1p": (-30, 38, "+-"), "exp": (-30, 1.95, "+-"),
-    "expm1": (-30, 1.95, "+-"), "sinh": (-30, 1.95, "+-"), "cosh": (-30, 1.95, "+-"), "tanh": (-30, 1.3, "+-"),
-    "atan": (-30, 30, "+-"), "asinh": (-30, 30, "+-"), "sqrt": (-38, 38, "+"),
+    "acos": (-8, 0, "+-", 1.5), "asin": (-8, 0, "+-", 3), "atanh": (-30, 0, "+-", 1.5), "acosh": (0, 30, "+", 3),
+    "log": (-38, 38, "+", 1), "log2": (-38, 38, "+", 1.5), "log10": (-38, 38, "+", 1.2), "log1p": (-30, 38, "+-", 2),
+    "exp": (-30, 1.95, "+-", 1.5), "expm1": (-30, 1.95, "+-", 3), "sinh": (-30, 1.95, "+-", 2),
+    "cosh": (-30, 1.95, "+-", 2), "tanh": (-30, 1.3, "+-", 1.5), "atan": (-30, 30, "+-", 1),
+    "asinh": (-30, 30, "+-", 2), "sqrt": (-38, 38, "+", 1),
 }  # fmt: skip
 
 
 @pytest.mark.parametrize("op", sorted(_DOMAINS))
-def test_float32_functions_within_4_ulp(be, host, op):
-    """Every float32 function over its whole domain (log-uniform magnitudes) within 4 ulp of NumPy's
-    float64 result: the conformance tolerance (3e-5) alone let log1p(6e-8) be 8e6 ulp off, after
-    Mesa's NIR folded (1 + x) - 1 (see f_opaque in common.wgsl)."""
-    lo, hi, signs = _DOMAINS[op]
+def test_float32_functions_ulp_bounds(be, host, op):
+    """Every float32 function over its whole domain (log-uniform magnitudes) within its bound in ulp of
+    NumPy's float64 result (at most 3; NumPy's own float32 tolerances are 2 to 4): the conformance
+    tolerance (3e-5) alone let log1p(6e-8) be 8e6 ulp off, after Mesa's NIR folded (1 + x) - 1 (see
+    f_opaque in common.wgsl)."""
+    lo, hi, signs, bound = _DOMAINS[op]
     rng = np.random.default_rng(4)
     x = 10 ** rng.uniform(lo, hi, 1 << 16)
     if "-" in signs:
@@ -272,7 +276,8 @@ def test_float32_functions_within_4_ulp(be, host, op):
     assert np.array_equal(finite, np.isfinite(got)), op
     ulp = np.abs(got[finite] - want[finite]) / np.spacing(np.abs(want[finite]).astype(np.float32)).astype(np.float64)
     worst = int(np.argmax(ulp))
-    assert ulp[worst] <= 4, f"{op}({x[finite][worst]!r}): {got[finite][worst]!r}, NumPy {want[finite][worst]!r}"
+    where = f"{op}({x[finite][worst]!r}): {got[finite][worst]!r}, NumPy {want[finite][worst]!r}"
+    assert ulp[worst] <= bound, f"{where}: {ulp[worst]:.2f} ulp"
 
 
 def test_pow_float32_within_2_ulp(be, host):

@@ -157,8 +157,9 @@ fn f_exp_scaled(x: f32, s: i32) -> f32 {
   return f_scale(y, i32(z) + s);
 }
 
-// ln(x) = t + e * ln2 for finite x > 0: (e, t).
-fn f_log_parts(x: f32) -> vec2<f32> {
+// ln(x) = m + y + e * ln2 for finite x > 0: (e, m, y), m exact, |y| < m^2 / 2 (f_log_parts:
+// (e, m + y)).
+fn f_log_parts3(x: f32) -> vec3<f32> {
   // A subnormal x is its integer significand times 2^-149, taken from the bits: frexp gives a
   // wrong exponent for subnormals on lavapipe, and a flushing GPU would lose x * 2^24.
   let b = bitcast<u32>(x);
@@ -184,7 +185,11 @@ fn f_log_parts(x: f32) -> vec2<f32> {
   y = y * m + 3.3333331174e-1;
   y = y * m * z;
   y = y - 0.5 * z;
-  return vec2<f32>(e, m + y);
+  return vec3<f32>(e, m, y);
+}
+fn f_log_parts(x: f32) -> vec2<f32> {
+  let p = f_log_parts3(x);
+  return vec2<f32>(p.x, p.y + p.z);
 }
 
 // NaN, negative, zero and infinity cases of the logarithms; 1.0 marks "finite positive".
@@ -198,22 +203,32 @@ fn f_log_special(x: f32) -> vec2<f32> {
 fn f_log(x: f32) -> f32 {
   let s = f_log_special(x);
   if (s.x == 0.0) { return s.y; }
-  let p = f_log_parts(x);
-  return (p.y + p.x * -2.12194440e-4) + p.x * 0.693359375;
+  // e * 0.693359375 (9 bits) + m exactly as a two-sum, so that only the last addition rounds
+  // at the result's scale (1.48 ulp when m + y and e ln2 were each rounded).
+  let p = f_log_parts3(x);
+  let h = f_two_sum(p.x * 0.693359375, p.y);
+  return h.x + (h.y + (p.z + p.x * -2.12194440e-4));
 }
 
 fn f_log2(x: f32) -> f32 {
   let s = f_log_special(x);
   if (s.x == 0.0) { return s.y; }
-  let p = f_log_parts(x);
-  return (p.y * 0.44269504088896341 + p.y) + p.x;
+  let p = f_log_parts3(x);
+  let h = f_two_sum(p.x, p.y);  // e + m exactly; then (m + y) log2(e) - m
+  return h.x + (h.y + (p.y * 0.44269504088896341 + p.z * 1.4426950408889634));
 }
 
 fn f_log10(x: f32) -> f32 {
   let s = f_log_special(x);
   if (s.x == 0.0) { return s.y; }
-  let p = f_log_parts(x);
-  return ((p.y * 4.34294481903251827651e-1 + p.x * 2.48745663981195213739e-4) + p.x * 3.00781250000e-1);
+  // e log10(2) + (m + y) log10(e) with e * 0.30078125 (8 bits) + m log10(e) as an exact
+  // two-product and two-sum, so that only the last addition rounds at the result's scale.
+  let p = f_log_parts3(x);
+  let mh = p.y * 0.4342944920063019;
+  let ml = f_mul_err(p.y, 0.4342944920063019, mh);
+  let h = f_two_sum(p.x * 0.30078125, mh);
+  return h.x + (h.y + (ml + (p.y * -1.0103049952192578e-8 + (p.z * 0.4342944920063019
+    + p.x * 2.4874566588550806e-4))));
 }
 
 // NOTE: Mesa's NIR reassociates float arithmetic that naga does not mark exact ((1 + x) - 1
@@ -227,10 +242,10 @@ fn f_opaque(x: f32) -> f32 {
 fn f_log1p(x: f32) -> f32 {
   if (f_isnan(x) || x < -1.0) { return f_nan(); }
   if (f_isinf(x)) { return x; }
-  let u = f_opaque(1.0 + x);
-  if (u == 1.0) { return x; }
-  if (u == 0.0) { return f_neg(f_inf()); }
-  return f_log(u) * (x / (u - 1.0));
+  let u = f_two_sum(1.0, x);  // 1 + x = u.x + u.y exactly
+  if (u.x == 1.0) { return x; }
+  if (u.x == 0.0) { return f_neg(f_inf()); }
+  return f_log(u.x) + u.y / u.x;
 }
 
 fn f_expm1(x: f32) -> f32 {
@@ -277,11 +292,28 @@ fn f_4_over_pi_bits(t: u32) -> u32 {
   return select(joined, F_4_OVER_PI[k], sh == 0u);
 }
 
+// a * b for 32-bit a, b: (low word, high word) of the 64-bit product, in 16-bit pieces.
+fn f_mul32x32(a: u32, b: u32) -> vec2<u32> {
+  let al = a & 0xffffu;
+  let ah = a >> 16u;
+  let bl = b & 0xffffu;
+  let bh = b >> 16u;
+  let p0 = al * bl;
+  let p1 = al * bh;
+  let mid = p1 + ah * bl;
+  let cmid = select(0u, 1u, mid < p1);
+  let lo = p0 + (mid << 16u);
+  let hi = ah * bh + (mid >> 16u) + (cmid << 16u) + select(0u, 1u, lo < p0);
+  return vec2<u32>(lo, hi);
+}
+
 // Payne-Hanek reduction for |x| > pi/4 (f_trig_reduce's convention): with x = m 2^s,
 // x 4/pi mod 8 = (m * W mod 2^128) / 2^125, W the 128 bits of 4/pi whose top bit has weight
-// 2^(2 - s); bits above it add multiples of 8. The octant is the top 3 bits, the reduced
-// argument the next 93 (to within 1.7 ulp after the rounding to f32).
-fn f_trig_reduce_big(ax: f32) -> vec2<f32> {
+// 2^(2 - s); bits above it add multiples of 8. The octant is the top 3 bits, the next 93 the
+// fraction f of pi/4 (folded to 1 - f, negated, in odd octants). f is normalized to 64 bits,
+// multiplied by pi/4 (64 bits) in integers and split into hi + lo (hi exact, |lo| < ulp(hi)):
+// the reduced argument to about 2^-60 relative, where f32(f) * pi/4 was up to 1.7 ulp off.
+fn f_trig_reduce_big(ax: f32) -> vec3<f32> {
   let bits = bitcast<u32>(ax);
   let m = (bits & 0x7fffffu) | 0x800000u;
   let t = ((bits >> 23u) & 0xffu) - 120u;  // 30 + s, s = exponent - 150 (>= -24 here)
@@ -308,26 +340,56 @@ fn f_trig_reduce_big(ax: f32) -> vec2<f32> {
     b = ~b + cd;
     a = (~a + select(0u, 1u, cd == 1u && r2 == 0u)) & 0x1fffffffu;
   }
-  let g = f32(a) * 1.862645149230957e-9 + f32(b) * 4.336808689942018e-19 + f32(d) * 1.0097419586828951e-28;
-  return vec2<f32>(f32(j & 7u), sign * g * PIO4);
+  // The fraction (a, b, d) = f 2^93, shifted left by lz to (n1, n0): f = n 2^(-61 - lz).
+  var w0 = a;
+  var w1 = b;
+  var w2 = d;
+  var lz = 0u;
+  if (w0 == 0u) { w0 = w1; w1 = w2; w2 = 0u; lz = 32u; }
+  if (w0 == 0u) { w0 = w1; w1 = 0u; lz = 64u; }
+  if (w0 == 0u) { return vec3<f32>(f32(j & 7u), 0.0, 0.0); }
+  let sh = countLeadingZeros(w0);
+  lz = lz + sh;
+  let rs = (32u - sh) & 31u;
+  let n1 = select((w0 << sh) | (w1 >> rs), w0, sh == 0u);
+  let n0 = select((w1 << sh) | (w2 >> rs), w1, sh == 0u);
+  // (n1 2^32 + n0) (pi/4 2^64) / 2^64 = (h 2^32 + l), to within 2 (n0 * low word dropped).
+  let q1 = f_mul32x32(n1, 0x2168c235u);
+  let q2 = f_mul32x32(n0, 0xc90fdaa2u);
+  let q3 = f_mul32x32(n1, 0xc90fdaa2u);
+  let mid = q1.x + q2.x;
+  let l1 = q3.x + q1.y;
+  let l2 = l1 + q2.y;
+  let l = l2 + select(0u, 1u, mid < q1.x);
+  let h = q3.y + select(0u, 1u, l1 < q3.x) + select(0u, 1u, l2 < l1) + select(0u, 1u, l < l2);
+  let keep = 0xffffff00u >> countLeadingZeros(h);  // the top 24 bits (h >= 2^30)
+  let e = -61 - i32(lz);
+  let hi = ldexp(f32(h & keep), e + 32);
+  let lo = ldexp(f32(h & ~keep) * 4294967296.0 + f32(l), e);
+  return vec3<f32>(f32(j & 7u), sign * hi, sign * lo);
 }
 
-// Reduction by pi/4: (octant j, reduced z in [-pi/4, pi/4]). NOTE: Payne-Hanek above pi/4,
-// not Cody-Waite below some bound: Mesa's NIR reassociates the Cody-Waite steps
+// Reduction by pi/4: (octant j, z = hi + lo in [-pi/4, pi/4]). NOTE: Payne-Hanek above
+// pi/4, not Cody-Waite below some bound: Mesa's NIR reassociates the Cody-Waite steps
 // ((x - y C1) - y C2) - y C3 (naga marks no operation exact), which cost up to 16000 ulp in
 // cos near its zeros below 8192 pi on lavapipe; integers cannot be reassociated.
-fn f_trig_reduce(ax: f32) -> vec2<f32> {
-  if (ax <= PIO4) { return vec2<f32>(0.0, ax); }
+fn f_trig_reduce(ax: f32) -> vec3<f32> {
+  if (ax <= PIO4) { return vec3<f32>(0.0, ax, 0.0); }
   return f_trig_reduce_big(ax);
 }
-fn f_sin_poly(z: f32) -> f32 {
-  let zz = z * z;
-  return ((-1.9515295891e-4 * zz + 8.3321608736e-3) * zz - 1.6666654611e-1) * zz * z + z;
+// sin(hi + lo) and cos(hi + lo) for |hi + lo| <= pi/4, |lo| <= ulp(hi).
+fn f_sin_poly(hi: f32, lo: f32) -> f32 {
+  let zz = hi * hi;
+  let s = ((-1.9515295891e-4 * zz + 8.3321608736e-3) * zz - 1.6666654611e-1) * zz * hi;
+  return hi + (s + (lo - 0.5 * zz * lo));
 }
-fn f_cos_poly(z: f32) -> f32 {
-  let zz = z * z;
-  return ((2.443315711809948e-5 * zz - 1.388731625493765e-3) * zz + 4.166664568298827e-2) * zz * zz
-    - 0.5 * zz + 1.0;
+fn f_cos_poly(hi: f32, lo: f32) -> f32 {
+  let zz = hi * hi;
+  let hz = 0.5 * zz;
+  let w = f_opaque(1.0 - hz);
+  let ew = f_opaque(1.0 - w) - hz;  // the rounding error of w, exactly
+  let q = ((2.443315711809948e-5 * zz - 1.388731625493765e-3) * zz + 4.166664568298827e-2) * zz * zz;
+  return w + ((q + ew) - hi * lo);
 }
 fn f_sin(x: f32) -> f32 {
   if (!f_isfinite(x)) { return f_nan(); }
@@ -335,7 +397,7 @@ fn f_sin(x: f32) -> f32 {
   var j = u32(r.x);
   var neg = f_signbit(x);  // sin(-0) = -0
   if (j > 3u) { neg = !neg; j = j - 4u; }
-  var y = select(f_sin_poly(r.y), f_cos_poly(r.y), j == 1u || j == 2u);
+  var y = select(f_sin_poly(r.y, r.z), f_cos_poly(r.y, r.z), j == 1u || j == 2u);
   if (neg) { y = -y; }
   return y;
 }
@@ -346,40 +408,73 @@ fn f_cos(x: f32) -> f32 {
   var neg = false;
   if (j > 3u) { neg = !neg; j = j - 4u; }
   if (j > 1u) { neg = !neg; }
-  var y = select(f_cos_poly(r.y), f_sin_poly(r.y), j == 1u || j == 2u);
+  var y = select(f_cos_poly(r.y, r.z), f_sin_poly(r.y, r.z), j == 1u || j == 2u);
   if (neg) { y = -y; }
   return y;
+}
+// Dekker's split of a (|a| < 2^115) into 12-bit halves, and the rounding error a * b - p of
+// p = a * b exactly (barring underflow); f_opaque keeps c - (c - a) from folding to a.
+fn f_split(a: f32) -> vec2<f32> {
+  let c = f_opaque(4097.0 * a);
+  let h = f_opaque(c - f_opaque(c - a));
+  return vec2<f32>(h, a - h);
+}
+fn f_mul_err(a: f32, b: f32, p: f32) -> f32 {
+  let sa = f_split(a);
+  let sb = f_split(b);
+  return ((f_opaque(sa.x * sb.x - p) + sa.x * sb.y) + sa.y * sb.x) + sa.y * sb.y;
 }
 fn f_tan(x: f32) -> f32 {
   if (!f_isfinite(x)) { return f_nan(); }
   let ax = f_abs(x);
   let r = f_trig_reduce(ax);
   let z = r.y;
+  if (ax <= 1e-4) { return x; }  // tan(-0) = -0
+  // tan(z + lo) = t + tl; in odd quadrants -1 / (t + tl) = q (1 + e) + tl q^2, e = 1 + q t.
   let zz = z * z;
-  var y = z;
-  if (ax > 1e-4) {
-    y = (((((9.38540185543e-3 * zz + 3.11992232697e-3) * zz + 2.44301354525e-2) * zz
-      + 5.34112807005e-2) * zz + 1.33387994085e-1) * zz + 3.33331568548e-1) * zz * z + z;
+  let rest = (((((9.38540185543e-3 * zz + 3.11992232697e-3) * zz + 2.44301354525e-2) * zz
+    + 5.34112807005e-2) * zz + 1.33387994085e-1) * zz + 3.33331568548e-1) * zz * z + (r.z + zz * r.z);
+  let t = f_opaque(z + rest);
+  var y = t;
+  if ((u32(r.x) & 2u) == 2u) {
+    let tl = rest - f_opaque(t - z);
+    let q = -1.0 / t;
+    let e = -f_mul_err(q, t, -1.0);  // 1 + q t = -(q t - (-1)); q t rounds to -1
+    y = q + (q * e + tl * q * q);
   }
-  if ((u32(r.x) & 2u) == 2u) { y = -1.0 / y; }
-  return select(y, -y, f_signbit(x));  // tan(-0) = -0
+  return select(y, -y, f_signbit(x));
 }
 
+// atan after fdlibm: atan(c) + atan((|x| - c) / (1 + c |x|)) for c = 0.5, 1, 1.5, inf, with
+// atan(c) as hi + lo (a rounded pi/4 alone cost 0.7 ulp where the sum cancels), and a
+// polynomial fitted to relative error 0.02 ulp on [0, 7/16].
 fn f_atan(x: f32) -> f32 {
   if (f_isnan(x)) { return x; }
-  var a = f_abs(x);
-  var y = 0.0;
-  if (a > 2.414213562373095) {
-    y = PIO2;
-    a = -1.0 / a;
-  } else if (a > 0.4142135623730950) {
-    y = PIO4;
-    a = (a - 1.0) / (a + 1.0);
+  let a = f_abs(x);
+  var t = a;
+  var hi = 0.0;
+  var lo = 0.0;
+  if (a >= 2.4375) {
+    t = -1.0 / a;
+    hi = 1.5707963705062866;
+    lo = -4.371138828673793e-8;
+  } else if (a >= 1.1875) {
+    t = (a - 1.5) / (1.5 * a + 1.0);
+    hi = 0.9827937483787537;
+    lo = -2.5131424052915463e-8;
+  } else if (a >= 0.6875) {
+    t = (a - 1.0) / (a + 1.0);
+    hi = 0.7853981852531433;
+    lo = -2.1855694143368964e-8;
+  } else if (a >= 0.4375) {
+    t = (2.0 * a - 1.0) / (a + 2.0);
+    hi = 0.46364760398864746;
+    lo = 5.01215868808913e-9;
   }
-  let z = a * a;
-  y = y + (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z
-    - 3.33329491539e-1) * z * a + a;
-  return f_copysign(y, x);
+  let z = t * t;
+  let p = ((((-5.8190949e-2 * z + 1.0490805e-1) * z - 1.4229581e-1) * z + 1.9997738e-1) * z
+    - 3.3333305e-1) * z * t;
+  return f_copysign(hi + (t + (lo + p)), x);
 }
 
 fn f_asin(x: f32) -> f32 {
@@ -415,14 +510,22 @@ fn f_exp_half_big(ax: f32) -> f32 {
   if (ax > 89.41598629223294) { return f_inf(); }
   return f_exp_scaled(ax, -1);
 }
+// sinh: an odd polynomial (fitted to relative error 0.001 ulp) below 1, where
+// (t + t / (t + 1)) / 2 of t = expm1(|x|) passed expm1's 2.4 ulp on; above, h - 1 / (4 h) of
+// h = exp(|x|) / 2 rounded once.
 fn f_sinh(x: f32) -> f32 {
+  if (f_isnan(x)) { return x; }
   let ax = f_abs(x);
   var r: f32;
   if (ax > 88.0) {
     r = f_exp_half_big(ax);
+  } else if (ax < 1.0) {
+    let zz = ax * ax;
+    let p = ((2.8169513e-6 * zz + 1.9836159e-4) * zz + 8.3333496e-3) * zz + 1.6666667e-1;
+    r = ax + p * zz * ax;  // keeps sinh(-0) = -0 through the copysign
   } else {
-    let t = f_expm1(ax);
-    r = 0.5 * (t + t / (t + 1.0));
+    let h = f_exp_scaled(ax, -1);
+    r = h - 0.25 / h;
   }
   return f_copysign(r, x);
 }
@@ -432,12 +535,22 @@ fn f_cosh(x: f32) -> f32 {
   let e = f_exp(ax);
   return 0.5 * (e + 1.0 / e);
 }
+// tanh: an odd polynomial (fitted to relative error 0.02 ulp) below 0.9, where t / (t + 2) of
+// t = expm1(2 |x|) passed expm1's 2.4 ulp on; above, 1 - 2 / (exp(2 |x|) + 1) damps exp's error.
 fn f_tanh(x: f32) -> f32 {
   let ax = f_abs(x);
   if (f_isnan(x)) { return x; }
   if (ax > 9.5) { return f_copysign(1.0, x); }
-  let t = f_expm1(2.0 * ax);
-  return f_copysign(t / (t + 2.0), x);
+  var r: f32;
+  if (ax < 0.9) {
+    let zz = ax * ax;
+    let p = (((((-4.5545897e-4 * zz + 2.5826655e-3) * zz - 8.2645416e-3) * zz + 2.1663541e-2) * zz
+      - 5.3929303e-2) * zz + 1.3332978e-1) * zz - 3.3333322e-1;
+    r = ax + p * zz * ax;  // keeps tanh(-0) = -0 through the copysign
+  } else {
+    r = 1.0 - 2.0 / (f_exp(2.0 * ax) + 1.0);
+  }
+  return f_copysign(r, x);
 }
 fn f_asinh(x: f32) -> f32 {
   let ax = f_abs(x);
@@ -447,6 +560,12 @@ fn f_asinh(x: f32) -> f32 {
     r = f_log(ax) + 0.6931471805599453;
   } else {
     r = f_log1p(ax + ax * ax / (1.0 + sqrt(1.0 + ax * ax)));
+  }
+  if (ax < 0.5) {  // an odd polynomial fitted to relative error 0.001 ulp (keeps asinh(-0) = -0)
+    let zz = ax * ax;
+    let p = ((((9.1676982e-3 * zz - 1.9979974e-2) * zz + 3.0012950e-2) * zz - 4.4613250e-2) * zz
+      + 7.4998893e-2) * zz - 1.6666666e-1;
+    r = ax + p * zz * ax;
   }
   return f_copysign(r, x);
 }
@@ -461,6 +580,12 @@ fn f_atanh(x: f32) -> f32 {
   let ax = f_abs(x);
   if (f_isnan(x) || ax > 1.0) { return f_nan(); }
   if (ax == 1.0) { return f_copysign(f_inf(), x); }
+  if (ax < 0.5) {  // an odd polynomial fitted to relative error 0.002 ulp (keeps atanh(-0) = -0)
+    let zz = ax * ax;
+    let p = (((((1.7594236e-1 * zz + 2.4522126e-2) * zz + 1.0282680e-1) * zz + 1.0967184e-1) * zz
+      + 1.4294852e-1) * zz + 1.9999728e-1) * zz + 3.3333337e-1;
+    return f_copysign(ax + p * zz * ax, x);
+  }
   return f_copysign(0.5 * f_log1p(2.0 * ax / (1.0 - ax)), x);
 }
 fn f_sqrt(x: f32) -> f32 {
