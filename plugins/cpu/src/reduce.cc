@@ -485,7 +485,10 @@ void reduce_split(int op, const char* p, int64_t K, int64_t sk, char* out, int64
         }
     };
     parallel_range(parts, 1, part);
-    A r = val[0];
+    // NOTE: any, all and count leave val unwritten (their results are in idx): not read then
+    // (an unwritten bool is undefined behaviour, which UBSan reports).
+    const bool in_idx = op == R_ANY || op == R_ALL || op == R_COUNT;
+    A r = in_idx ? A{} : val[0];
     int64_t ri = idx[0];
     for (int64_t q = 1; q < parts; ++q) {
         switch (op) {
