@@ -271,19 +271,6 @@ var<private> F_4_OVER_PI: array<u32, 11> = array<u32, 11>(
   0x00000000u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u, 0x3c439041u,
   0xfe5163abu, 0xdebbc561u, 0xb7246e3au, 0x424dd2e0u);
 
-// m * w for m < 2^24: (low word, high word) of the 56-bit product, in 16-bit pieces.
-fn f_mul24x32(m: u32, w: u32) -> vec2<u32> {
-  let ml = m & 0xffffu;
-  let mh = m >> 16u;
-  let p0 = ml * (w & 0xffffu);
-  let p1 = ml * (w >> 16u);
-  let mid = p1 + mh * (w & 0xffffu);
-  let cmid = select(0u, 1u, mid < p1);
-  let lo = p0 + (mid << 16u);
-  let hi = mh * (w >> 16u) + (mid >> 16u) + (cmid << 16u) + select(0u, 1u, lo < p0);
-  return vec2<u32>(lo, hi);
-}
-
 // Bits [t, t + 32) of F_4_OVER_PI counted from the top (t < 320 - 32).
 fn f_4_over_pi_bits(t: u32) -> u32 {
   let k = t >> 5u;
@@ -317,10 +304,10 @@ fn f_trig_reduce_big(ax: f32) -> vec3<f32> {
   let bits = bitcast<u32>(ax);
   let m = (bits & 0x7fffffu) | 0x800000u;
   let t = ((bits >> 23u) & 0xffu) - 120u;  // 30 + s, s = exponent - 150 (>= -24 here)
-  let p0 = f_mul24x32(m, f_4_over_pi_bits(t + 96u));
-  let p1 = f_mul24x32(m, f_4_over_pi_bits(t + 64u));
-  let p2 = f_mul24x32(m, f_4_over_pi_bits(t + 32u));
-  let p3 = f_mul24x32(m, f_4_over_pi_bits(t));
+  let p0 = f_mul32x32(m, f_4_over_pi_bits(t + 96u));
+  let p1 = f_mul32x32(m, f_4_over_pi_bits(t + 64u));
+  let p2 = f_mul32x32(m, f_4_over_pi_bits(t + 32u));
+  let p3 = f_mul32x32(m, f_4_over_pi_bits(t));
   var r1 = p0.y + p1.x;
   var c = select(0u, 1u, r1 < p0.y);
   let s2 = p1.y + p2.x;
