@@ -17,7 +17,7 @@ from .. import _namespace as nd
 from .._array import Array, check_array
 from ..autograd.rules import _scatter_into_zeros
 
-__all__ = ["conv2d"]
+__all__ = ["conv2d", "pad2d"]
 
 Pair = tuple[int, int]
 
@@ -60,12 +60,13 @@ def _check(x: Array, weight: Array, bias: Array | None, groups: int) -> None:
         raise ValueError(f"conv2d: bias must have shape ({weight.shape[0]},); got {bias.shape}.")
 
 
-def _pad(x: Array, ph: int, pw: int) -> Array:
+def pad2d(x: Array, ph: int, pw: int) -> Array:
+    """``x`` with its last two axes zero-padded by ``ph`` and ``pw`` on each side."""
     if not ph and not pw:
         return x
-    n, c, h, w = x.shape
-    out = nd.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=x.dtype, device=x.device)
-    out[:, :, ph : ph + h, pw : pw + w] = x
+    *lead, h, w = x.shape
+    out = nd.zeros((*lead, h + 2 * ph, w + 2 * pw), dtype=x.dtype, device=x.device)
+    out[..., ph : ph + h, pw : pw + w] = x
     return out
 
 
@@ -80,7 +81,7 @@ def _windows(params: dict[str, Any], kernel: Pair, out: Pair) -> list[tuple[slic
 def _cols(x: Array, weight: Array, params: dict[str, Any]) -> Array:
     """im2col: (N, G, C/G * KH * KW, OH * OW)."""
     out = _out_size(x, weight, params)
-    xp = _pad(x, *params["padding"])
+    xp = pad2d(x, *params["padding"])
     kernel = (weight.shape[2], weight.shape[3])
     cols = nd.stack([xp[:, :, a, b] for a, b in _windows(params, kernel, out)], axis=2)
     n, groups, ck = x.shape[0], params["groups"], weight.shape[1] * weight.shape[2] * weight.shape[3]

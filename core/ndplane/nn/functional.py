@@ -19,6 +19,7 @@ from ..autograd.rules import unbroadcast as _unbroadcast
 from ..composite import layer_norm as _layer_norm
 from ..composite import log_softmax, logsumexp, softmax
 from ..composite._conv import conv2d as _conv2d
+from ..composite._conv import pad2d as _pad2d
 
 __all__ = [
     "relu", "gelu", "sigmoid", "silu", "tanh", "softmax", "log_softmax", "logsumexp", "dropout", "linear",
@@ -158,12 +159,7 @@ def pad2d(x: Array, padding: int) -> Array:
     >>> nd.nn.functional.pad2d(nd.ones((1, 1, 1, 1)), 1)[0, 0].tolist()
     [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
     """
-    if padding == 0:
-        return x
-    *lead, h, w = x.shape
-    out = nd.zeros((*lead, h + 2 * padding, w + 2 * padding), dtype=x.dtype, device=x.device)
-    out[..., padding : padding + h, padding : padding + w] = x
-    return out
+    return _pad2d(x, padding, padding)
 
 
 def unfold2d(x: Array, kernel: tuple[int, int], stride: tuple[int, int]) -> Array:
