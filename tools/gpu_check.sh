@@ -17,7 +17,8 @@ mkdir -p "$out"
 cd "$(dirname "$0")/.."
 {
   nvidia-smi || true
-  if [ "$backend" = cuda ]; then
+  # .gpu/on-device.sh has built it for this GPU already; build only where it has not.
+  if [ "$backend" = cuda ] && ! python -c "import ndplane_cuda._native" 2>/dev/null; then
     NDPLANE_CUDA_ARCHITECTURES=native pip install --no-build-isolation -q -e plugins/cuda 2>&1 | tail -20
   fi
   ndplane backends

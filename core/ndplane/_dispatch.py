@@ -640,14 +640,10 @@ def _move_axis_back(out: Array, axis: int) -> Array:
 
 def _matmul_operand(x: Array, ref: Ref, backend: Backend, keep: list[Array]) -> Ref:
     """A (B, R, C) operand over ``x``'s storage as the kernel may see it: the matrix row- or
-    column-major (batch stride free) on strided backends, else C-contiguous (compacted)."""
-    if ref.contiguous:
+    column-major as a BLAS takes it (``Ref.is_blas_matrix``; batch stride free) on strided
+    backends, else C-contiguous (compacted): a reversed or broadcast matrix is compacted."""
+    if ref.contiguous or ("strided" in backend.capabilities and ref.is_blas_matrix()):
         return ref
-    if "strided" in backend.capabilities:
-        _, rs, cs = ref.strides
-        _, r, c = ref.shape
-        if (cs == 1 or c == 1) or (rs == 1 or r == 1):
-            return ref
     return _materialize(x, ref, backend, keep)
 
 

@@ -52,6 +52,20 @@ class Ref:
         self.size = size  # number of elements, prod(shape)
         self.contiguous = contiguous  # C-contiguous (size-1 axes ignored)
 
+    def is_blas_matrix(self) -> bool:
+        """Whether the last two axes are a matrix a BLAS takes: row-major (unit column stride, a
+        row stride of at least the column count) or column-major (the transpose), where the
+        stride of an axis of length 1 does not count. ``Backend.matmul`` on a ``strided``
+        backend sees only such matrices.
+
+        >>> Ref(None, None, (3, 4), (1, 3), 0, 12, False).is_blas_matrix()
+        True
+        >>> Ref(None, None, (3, 4), (-4, 1), 0, 12, False).is_blas_matrix()  # reversed rows
+        False
+        """
+        (r, c), (rs, cs) = self.shape[-2:], self.strides[-2:]
+        return ((c == 1 or cs == 1) and (r == 1 or rs >= c)) or ((r == 1 or rs == 1) and (c == 1 or cs >= r))
+
     def __repr__(self) -> str:
         return (
             f"Ref(dtype={self.dtype.name}, shape={self.shape}, strides={self.strides}, "
@@ -191,8 +205,9 @@ class Backend:
 
     def matmul(self, a: Ref, b: Ref, out: Ref) -> None:
         """``out[i] = a[i] @ b[i]`` for ``a`` (B, M, K), ``b`` (B, K, N), ``out`` (B, M, N),
-        one dtype. With ``strided``, the last two axes of ``a`` or ``b`` may be column-major
-        (unit stride on axis -2) and batch strides may be 0."""
+        one dtype. With ``strided``, each matrix is row-major (unit stride on axis -1, a row
+        stride of at least its column count) or column-major (the transpose), as a BLAS takes
+        it -- the stride of an axis of length 1 is arbitrary -- and batch strides may be 0."""
         raise NotImplementedError("need matmul")
 
     def take(self, x: Ref, indices: Ref, out: Ref) -> None:

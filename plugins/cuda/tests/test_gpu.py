@@ -79,8 +79,13 @@ def test_matmul_transposed_and_batched(dtype: str) -> None:
     x, y = on_gpu(a), on_gpu(b)
     tol = {"float16": 2e-2, "float32": 1e-4, "complex64": 1e-4}.get(dtype, 1e-10)
     np.testing.assert_allclose((x @ y).to_numpy(), a @ b, rtol=tol, atol=tol)
-    np.testing.assert_allclose((nd.matrix_transpose(x) @ nd.matrix_transpose(x)[:, :20, :]).to_numpy(),
-                               np.swapaxes(a, -1, -2) @ np.swapaxes(a, -1, -2)[:, :20, :], rtol=tol, atol=tol)
+    # Both operands column-major (cuBLAS op T), the first a slice of its columns.
+    t = np.swapaxes(a, -1, -2)
+    np.testing.assert_allclose((nd.matrix_transpose(x)[:, :, :20] @ nd.matrix_transpose(x[:, :20, :])).to_numpy(),
+                               t[:, :, :20] @ np.swapaxes(a[:, :20, :], -1, -2), rtol=tol, atol=tol)
+    # A reversed matrix and a broadcast vector: layouts no BLAS takes, compacted by the core.
+    np.testing.assert_allclose((nd.flip(y, axis=0) @ nd.broadcast_to(y[:1, 0], (10,))).to_numpy(),
+                               b[::-1] @ np.broadcast_to(b[:1, 0], (10,)), rtol=tol, atol=tol)
 
 
 def test_random_bits_match_the_reference_stream() -> None:
