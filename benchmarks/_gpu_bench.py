@@ -229,7 +229,9 @@ def measure(dev: nd.Device, sz: Sizes, torch: Any, *, repeat: int, rounds: int) 
             row["note"] = f"skipped: {dev} has no {spec.dtype}"
             continue
         row["note"] = _probe(ours[key])
-        if row["note"].startswith("error"):
+        if row["note"]:
+            # NOTE: an error, or the host fallback: timing NumPy through two copies says nothing
+            # about the device (and a 2^24 sort that way takes minutes over all the rounds).
             continue
         t = row["ndplane_s"] = time_nd(dev, ours[key], repeat, rounds)
         if key in theirs:
@@ -239,6 +241,9 @@ def measure(dev: nd.Device, sz: Sizes, torch: Any, *, repeat: int, rounds: int) 
             row["rate"] = t / sz.chain * 1e6
         else:
             row["rate"] = spec.work / t / (1e12 if spec.unit == "TFLOP/s" else 1e9)
+        # One line per case as it finishes: a run cut off by a time limit still says something.
+        print(f"  {spec.label}: {_us(t).strip()}" + (f", PyTorch {_us(row['torch_s']).strip()}" if row["torch_s"] else ""),
+              flush=True)
     return rows
 
 

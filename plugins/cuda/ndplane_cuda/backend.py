@@ -15,11 +15,18 @@ from typing import Any
 import numpy as np
 
 import ndplane
-from ndplane.backend import STRIDED, Backend, BackendSpec, Ref, hookimpl
+from ndplane.backend import FFT_OPS, LINALG_OPS, STRIDED, Backend, BackendSpec, Ref, hookimpl
 
 _M64 = (1 << 64) - 1
 # The single-kernel methods of the protocol this adapter implements below.
-_KERNEL_OPS = frozenset({"where", "cast", "matmul", "random_bits"})
+_KERNEL_OPS = frozenset({"where", "cast", "matmul", "take", "scatter_add", "sort", "random_bits"})
+# NOTE: cuSOLVER and cuFFT are not bound yet: linalg and fft are declared host ops (NumPy, a
+# copy each way, no FallbackWarning), said in `ndplane info cuda` and docs/backends.md.
+_HOST_OPS = LINALG_OPS | FFT_OPS
+_NOTES = (
+    "linalg (cholesky, qr, svd, eigh, solve, inv, det, ...) and fft run on the host through NumPy, "
+    "with a copy each way: cuSOLVER and cuFFT are not bound yet",
+)
 _DEFAULTS = {
     "real floating": ndplane.float64, "complex floating": ndplane.complex128,
     "integral": ndplane.int64, "indexing": ndplane.int64,
@@ -74,13 +81,16 @@ def _make_backend_class() -> type[Backend]:
 
     class CudaBackend(Backend):
         """CUDA kernels on one NVIDIA GPU: strided elementwise, deterministic reductions and
-        scans, cuBLAS matmul, Philox random bits; asynchronous on one stream per device."""
+        scans, cuBLAS matmul, radix sort, take and a deterministic scatter_add, Philox random
+        bits; asynchronous on one stream per device."""
 
         name = "cuda"
         dtypes = frozenset(ndplane.ALL_DTYPES)
         default_dtypes = _DEFAULTS
         capabilities = frozenset({STRIDED})
         ops = native_ops
+        host_ops = _HOST_OPS
+        notes = _NOTES
 
         def __init__(self, index: int = 0) -> None:
             self.index = index
@@ -131,6 +141,9 @@ def _make_backend_class() -> type[Backend]:
         reduce = staticmethod(native.reduce)
         scan = staticmethod(native.scan)
         matmul = staticmethod(native.matmul)
+        take = staticmethod(native.take)
+        scatter_add = staticmethod(native.scatter_add)
+        sort = staticmethod(native.sort)
 
         def random_bits(self, key: int, counter: int, out: Ref) -> None:
             native.random_bits(key & _M64, counter & _M64, (counter >> 64) & _M64, out)

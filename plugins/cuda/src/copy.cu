@@ -8,20 +8,12 @@ void set_grid_limit(int blocks) {
     if (blocks > g_grid_limit) g_grid_limit = blocks;
 }
 
-struct alignas(16) Bytes16 {
-    uint64_t lo, hi;
-};
-
 template <class T> struct Ident {
     __device__ __forceinline__ T operator()(T x) const { return x; }
 };
 template <class T> struct Select {
     __device__ __forceinline__ T operator()(bool c, T a, T b) const { return c ? a : b; }
 };
-
-template <int L> using word_t = cuda::std::conditional_t<
-    L == 0, uint8_t,
-    cuda::std::conditional_t<L == 1, uint16_t, cuda::std::conditional_t<L == 2, uint32_t, cuda::std::conditional_t<L == 3, uint64_t, Bytes16>>>>;
 
 template <int L> static void fill_size(Tables& t) {
     using W = word_t<L>;

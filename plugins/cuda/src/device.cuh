@@ -127,6 +127,14 @@ template <class T> __device__ __forceinline__ bool truthy(T v) {
     else return v != T(0);
 }
 
+// An element moved as raw bits, by log2 of its item size (copy, fill, where, gathers).
+struct alignas(16) Bytes16 {
+    uint64_t lo, hi;
+};
+template <int L> using word_t = cuda::std::conditional_t<
+    L == 0, uint8_t,
+    cuda::std::conditional_t<L == 1, uint16_t, cuda::std::conditional_t<L == 2, uint32_t, cuda::std::conditional_t<L == 3, uint64_t, Bytes16>>>>;
+
 // 16-byte (or narrower) aligned groups of V elements: one LDG/STG.128 per thread.
 template <class T, int V> struct alignas(sizeof(T) * V) Pack {
     T v[V];

@@ -2,6 +2,7 @@
 // No CUDA header here, so module.cc (compiled by the host compiler) includes it freely.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "common.h"
@@ -52,7 +53,7 @@ void fill_cast(Tables& t);
 void fill_copy(Tables& t);
 const Tables& tables();
 
-inline int log2_itemsize(int dtype) {
+inline constexpr int log2_itemsize(int dtype) {
     const int s = ITEMSIZE[dtype];
     return s == 1 ? 0 : s == 2 ? 1 : s == 4 ? 2 : s == 8 ? 3 : 4;
 }
@@ -76,6 +77,34 @@ void launch_scan(int op, int in_dt, int out_dt, const Rows& x, char* out, Stream
 // Integer (and bool) matmul: out (B, M, N) = a (B, M, K) @ b (B, K, N), wrapping as NumPy.
 bool int_matmul_ok(int dt);
 void launch_int_matmul(int dt, const View& a, const View& b, const View& out, Stream s);
+
+// Device scratch for launchers that need temporaries (sort, scatter_add): blocks from the
+// device's caching allocator, released when the Scratch is destroyed -- safe while kernels
+// still run, since all work of a device is ordered on its one stream.
+struct Scratch {
+    virtual ~Scratch() = default;
+    virtual void* get(size_t nbytes) = 0;  // never nullptr: throws when out of memory
+};
+
+// The indices of take and scatter_add: 1-D, any integer dtype, every value in [0, N).
+struct Index {
+    const char* data;
+    int dtype;
+    int64_t k, stride;  // elements, stride in elements
+};
+// out (M, K) = x (M, N) gathered at the indices along the last axis; any layouts.
+void launch_take(const Rows& x, const Index& idx, const Rows& out, int dtype, Stream s);
+// out (M, N) [m, idx[k]] += values (M, K) [m, k] (bool: OR), deterministic: the indices are
+// stably sorted, and each target element adds its values in increasing k, as NumPy's add.at.
+void launch_scatter_add(const Rows& out, const Index& idx, const Rows& values, int dtype, Scratch& scratch, Stream s);
+// Sorts each row of x (M, K) (bool, integer or real floating dtype): a stable radix sort on
+// order-preserving keys (-0.0 == 0.0, NaN last; descending sorts the complemented keys, which
+// keeps equal elements in input order and puts NaN first). Writes the sorted values and/or
+// the permutation (index_dtype int32 or int64) into C-contiguous (M, K) outputs (nullptr:
+// not wanted).
+bool sort_ok(int dtype, int index_dtype);
+void launch_sort(const Rows& x, int dtype, char* values_out, char* indices_out, int index_dtype, bool descending,
+                 Scratch& scratch, Stream s);
 
 // Philox-4x32-10: word i of out is word i % 4 of Philox(key, counter + i / 4).
 void launch_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, uint32_t* out, int64_t n, Stream s);

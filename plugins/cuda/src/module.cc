@@ -475,6 +475,99 @@ void py_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, nb::handle o
     check_launch(d, "random_bits");
 }
 
+// Scratch for one launcher call, from the device's caching allocator (see kernels.h).
+struct DeviceScratch final : Scratch {
+    DeviceState& d;
+    std::vector<Block*> blocks;
+    explicit DeviceScratch(DeviceState& dev) : d(dev) {}
+    ~DeviceScratch() override {
+        for (Block* b : blocks) d.allocator->release(b);
+    }
+    void* get(size_t nbytes) override {
+        Block* b = d.allocator->allocate(nbytes);
+        if (!b) raise_oom(d.index, static_cast<int64_t>(nbytes));
+        blocks.push_back(b);
+        return b->ptr;
+    }
+};
+
+void same_device(const Parsed& a, const Parsed& b, const char* what) {
+    if (a.buf->device != b.buf->device) throw std::invalid_argument(std::string(what) + ": the Refs are on different devices.");
+}
+
+Index as_index(const Parsed& p, int64_t k, const char* what) {
+    if (p.v.ndim != 1 || p.v.shape[0] != k)
+        throw std::invalid_argument(std::string(what) + ": indices must be 1-D with one entry per gathered column.");
+    if (p.v.dtype < I8 || p.v.dtype > U64)
+        throw type_error(std::string(what) + ": indices must have an integer dtype, not " + DT_NAME[p.v.dtype] + ".");
+    return {p.v.data, p.v.dtype, p.v.shape[0], p.v.strides[0]};
+}
+
+// take(x (M, N), indices (K,), out (M, K)): out[m, k] = x[m, indices[k]].
+void py_take(nb::handle x, nb::handle indices, nb::handle out) {
+    Parsed px = parse(x, "take"), pi = parse(indices, "take"), po = parse(out, "take");
+    same_device(px, po, "take");
+    same_device(pi, po, "take");
+    if (px.v.dtype != po.v.dtype) throw std::invalid_argument("take: x and out dtypes differ.");
+    const Rows rx = as_rows(px.v, "take"), ro = as_rows(po.v, "take");
+    if (ro.m != rx.m) throw std::invalid_argument("take: x (M, N) and out (M, K) differ in M.");
+    const Index idx = as_index(pi, ro.k, "take");
+    if (rx.k == 0 && ro.m * ro.k > 0) throw index_error("take: cannot take from an empty axis.");
+    DeviceState& d = ndp::device(po.buf->device);
+    launch_take(rx, idx, ro, po.v.dtype, d.stream);
+    check_launch(d, "take");
+}
+
+// scatter_add(out (M, N), indices (K,), values (M, K)): out[m, indices[k]] += values[m, k].
+void py_scatter_add(nb::handle out, nb::handle indices, nb::handle values) {
+    Parsed po = parse(out, "scatter_add"), pi = parse(indices, "scatter_add"), pv = parse(values, "scatter_add");
+    same_device(pv, po, "scatter_add");
+    same_device(pi, po, "scatter_add");
+    if (pv.v.dtype != po.v.dtype) throw std::invalid_argument("scatter_add: out and values dtypes differ.");
+    const Rows ro = as_rows(po.v, "scatter_add"), rv = as_rows(pv.v, "scatter_add");
+    if (ro.m != rv.m) throw std::invalid_argument("scatter_add: out (M, N) and values (M, K) differ in M.");
+    const Index idx = as_index(pi, rv.k, "scatter_add");
+    if (ro.k == 0 && rv.m * rv.k > 0) throw index_error("scatter_add: cannot add into an empty axis.");
+    DeviceState& d = ndp::device(po.buf->device);
+    DeviceScratch scratch(d);
+    launch_scatter_add(ro, idx, rv, po.v.dtype, scratch, d.stream);
+    check_launch(d, "scatter_add");
+}
+
+bool c_contiguous_2d(const View& v, int64_t m, int64_t k) {
+    return v.ndim == 2 && v.shape[0] == m && v.shape[1] == k && (k <= 1 || v.strides[1] == 1) &&
+           (m <= 1 || v.strides[0] == k);
+}
+
+// sort(x (M, K), values_out, indices_out, descending, stable); either output may be None.
+void py_sort(nb::handle x, nb::handle values_out, nb::handle indices_out, bool descending, bool stable) {
+    (void)stable;  // the radix sort is stable: one kernel serves both
+    Parsed px = parse(x, "sort");
+    const Rows rx = as_rows(px.v, "sort");
+    Parsed pv{}, pi{};
+    const bool want_v = !values_out.is_none(), want_i = !indices_out.is_none();
+    if (!want_v && !want_i) throw std::invalid_argument("sort: asked for neither values nor indices.");
+    if (want_v) {
+        pv = parse(values_out, "sort");
+        same_device(px, pv, "sort");
+        if (pv.v.dtype != px.v.dtype || !c_contiguous_2d(pv.v, rx.m, rx.k))
+            throw std::invalid_argument("sort: values_out must be a C-contiguous (M, K) array of x's dtype.");
+    }
+    const int index_dtype = want_i ? (pi = parse(indices_out, "sort")).v.dtype : I64;
+    if (want_i) {
+        same_device(px, pi, "sort");
+        if (!c_contiguous_2d(pi.v, rx.m, rx.k)) throw std::invalid_argument("sort: indices_out must be a C-contiguous (M, K) array.");
+    }
+    if (!sort_ok(px.v.dtype, index_dtype))
+        throw type_error(std::string("sort: no kernel for ") + DT_NAME[px.v.dtype] + " with " + DT_NAME[index_dtype] +
+                         " indices (sortable: bool, integers, real floats; indices int32 or int64).");
+    DeviceState& d = ndp::device(px.buf->device);
+    DeviceScratch scratch(d);
+    launch_sort(rx, px.v.dtype, want_v ? pv.v.data : nullptr, want_i ? pi.v.data : nullptr, index_dtype, descending,
+                scratch, d.stream);
+    check_launch(d, "sort");
+}
+
 nb::dict op_dtypes() {
     const Tables& t = tables();
     nb::dict unary, binary;
@@ -660,6 +753,8 @@ NB_MODULE(_native, m) {
         DeviceState& d = device(index);
         return nb::make_tuple(d.name, d.sms);
     });
+    m.def("architectures", [] { return std::string(NDP_CUDA_ARCHITECTURES); },
+          "CMAKE_CUDA_ARCHITECTURES of this build, comma-separated, e.g. '75-real,80-real,90'.");
     m.def("set_cublas_candidates", &set_cublas_candidates);
     m.def("cublas_info", [] {
         CublasInfo c = cublas_info();
@@ -679,6 +774,10 @@ NB_MODULE(_native, m) {
     m.def("scan", &py_scan);
     m.def("matmul", &py_matmul);
     m.def("random_bits", &py_random_bits);
+    m.def("take", &py_take);
+    m.def("scatter_add", &py_scatter_add);
+    m.def("sort", &py_sort, nb::arg("x"), nb::arg("values_out").none(), nb::arg("indices_out").none(),
+          nb::arg("descending"), nb::arg("stable"));
     m.def("synchronize", [](int index) {
         DeviceState& d = device(index);
         nb::gil_scoped_release release;

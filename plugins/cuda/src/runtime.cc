@@ -227,12 +227,18 @@ void gemm(DeviceState& d, int dtype, const GemmPlan& g, const void* a, const voi
         Handle h = nullptr;
         if (c.create(&h) != 0) throw cuda_error("matmul: cublasCreate failed on cuda:" + std::to_string(d.index));
         d.cublas = h;
-        d.cublas_workspace = d.allocator->allocate(WORKSPACE);
+        // NOTE: the workspace is the handle's own state, like the handle: taken straight from
+        // the driver so that memory_stats counts only the arrays' buffers (a user who frees
+        // every array sees buffers == bytes == 0). Without it cuBLAS allocates its own.
+        if (cudaMalloc(&d.cublas_workspace, WORKSPACE) != cudaSuccess) {
+            cudaGetLastError();
+            d.cublas_workspace = nullptr;
+        }
         c.set_math_mode(h, DEFAULT_MATH);  // no TF32 unless asked for (compute type below)
     }
     // NOTE: SetStream resets the workspace, so the workspace is set after it, every call.
     c.set_stream(d.cublas, d.stream);
-    if (d.cublas_workspace) c.set_workspace(d.cublas, d.cublas_workspace->ptr, WORKSPACE);
+    if (d.cublas_workspace) c.set_workspace(d.cublas, d.cublas_workspace, WORKSPACE);
     constexpr long long INT_MAX_ = 2147483647;
     if (g.m > INT_MAX_ || g.n > INT_MAX_ || g.k > INT_MAX_ || g.lda > INT_MAX_ || g.ldb > INT_MAX_ || g.ldc > INT_MAX_)
         throw std::invalid_argument("matmul: a matrix dimension exceeds 2**31 - 1, which cuBLAS cannot take.");

@@ -38,7 +38,7 @@ struct DeviceState {
     int sms = 0;
     std::string broken;  // set by a sticky error: the device can no longer be used
     void* cublas = nullptr;
-    Block* cublas_workspace = nullptr;
+    void* cublas_workspace = nullptr;  // library state (cudaMalloc), not a user buffer
     bool allow_tf32 = false;
 };
 

@@ -109,3 +109,54 @@ def test_memory_returns_to_the_cache() -> None:
     del x
     after = backend.memory_stats()
     assert after["buffers"] == before["buffers"] and after["cached_bytes"] >= 8_000_000
+
+
+# -- sort, take, scatter_add (CUB radix sort; a deterministic scatter) ---------------------
+@pytest.mark.parametrize("shape", [(1, 1), (1, 5000), (3, 7), (300, 33), (2, 1 << 17)])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int32", "int64", "uint64", "float16", "float32", "float64"])
+def test_sort_rows_match_numpy_stable(shape: tuple[int, int], dtype: str) -> None:
+    a = (RNG.standard_normal(shape) * 20).astype(dtype)
+    if a.dtype.kind == "f":
+        a.ravel()[::7] = np.nan
+        a.ravel()[1::11] = -0.0
+        a.ravel()[2::13] = np.inf
+    x = on_gpu(a)
+    for descending in (False, True):
+        idx = nd.argsort(x, axis=-1, descending=descending, stable=True).to_numpy()
+        want = np.argsort(a[:, ::-1], axis=-1, kind="stable")
+        want = (shape[1] - 1 - want)[:, ::-1] if descending else np.argsort(a, axis=-1, kind="stable")
+        np.testing.assert_array_equal(idx, want)
+        got = nd.sort(x, axis=-1, descending=descending).to_numpy()
+        np.testing.assert_array_equal(got.view(f"u{a.itemsize}") if a.dtype.kind == "f" else got,
+                                      np.take_along_axis(a, want, -1).view(f"u{a.itemsize}") if a.dtype.kind == "f"
+                                      else np.take_along_axis(a, want, -1))
+
+
+def test_sort_of_a_transposed_and_reversed_view() -> None:
+    a = RNG.standard_normal((40, 30)).astype(np.float32)
+    x = nd.flip(nd.matrix_transpose(on_gpu(a)), axis=0)
+    np.testing.assert_array_equal(nd.sort(x, axis=-1).to_numpy(), np.sort(a.T[::-1], axis=-1))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float16", "float32", "complex128"])
+@pytest.mark.parametrize("index_dtype", ["int8", "int32", "uint64"])
+def test_take_strided_rows_any_index_dtype(dtype: str, index_dtype: str) -> None:
+    a = (RNG.standard_normal((6, 100)) * 10).astype(dtype)
+    i = RNG.integers(0, 50, 77).astype(index_dtype)
+    x = on_gpu(a)[::-2, ::2]  # a reversed, strided (3, 50) view
+    np.testing.assert_array_equal(nd.take(x, on_gpu(i), axis=-1).to_numpy(), np.take(a[::-2, ::2], i, axis=-1))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int32", "float16", "float32", "complex64"])
+def test_scatter_add_is_numpys_add_at_bit_for_bit(dtype: str) -> None:
+    """The indices are stably sorted and each target adds its values in order, as add.at: the
+    same result every run, float16 rounding after every addition included."""
+    base = (RNG.standard_normal((5, 40)) * 3).astype(dtype)
+    vals = (RNG.standard_normal((5, 3000)) * 3).astype(dtype)
+    idx = RNG.integers(0, 40, 3000)
+    want = base.copy()
+    (np.logical_or if dtype == "bool" else np.add).at(want, (slice(None), idx), vals)
+    for _ in range(2):
+        out = on_gpu(base)
+        out.device.backend.scatter_add(out._ref, on_gpu(idx)._ref, on_gpu(vals)._ref)
+        np.testing.assert_array_equal(out.to_numpy(), want)
