@@ -32,6 +32,13 @@ _GROUP_CACHE = 4096  # bind groups kept (keyed by layout and buffer identity)
 _POOL_CAP = 1 << 30  # bytes kept in the pool for reuse
 _USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
 
+# 2^-127 (a subnormal) times 2 must be 2^-126 (0x00800000); a flushing GPU gives 0.
+_PROBE_SUBNORMAL = """@group(0) @binding(0) var<storage, read> P: array<u32>;
+@group(0) @binding(1) var<storage, read_write> OUT: array<u32>;
+@compute @workgroup_size(1)
+fn main() { OUT[0] = bitcast<u32>(bitcast<f32>(P[0]) * 2.0); }
+"""
+
 _lock = threading.Lock()
 _adapters: list[Any] | None = None
 _runtimes: dict[int, Runtime] = {}
@@ -139,6 +146,7 @@ class Runtime:
         self._encoder: Any = None
         self._pass: Any = None
         self._pass_pipe: Any = None  # the pipeline the open pass has set
+        self._flushes: bool | None = None
 
     # -- memory --------------------------------------------------------------
 
@@ -250,6 +258,22 @@ class Runtime:
         # NOTE: queue.on_submitted_work_done_sync() raises TypeError in wgpu 0.32; reading a
         # buffer maps it after a copy queued behind all earlier work, so it waits for all of it.
         self.queue.read_buffer(self._ring, 0, 4)
+
+    # -- adapter properties --------------------------------------------------
+
+    def flushes_f32_subnormals(self) -> bool:
+        """Whether f32 arithmetic flushes subnormals to zero here (WGSL permits it, and WebGPU
+        gives no control over it): 2^-127 * 2 from a buffer, so no compiler can fold it. Asked
+        once per device."""
+        if self._flushes is None:
+            out = self.alloc(4)
+            try:
+                self.run(("probe_subnormal",), lambda: _PROBE_SUBNORMAL, [0x00400000], [(1, out, True)], (1, 1, 1))
+                got = int.from_bytes(self.read(out, 0, 4), "little")
+            finally:
+                self.free(out)
+            self._flushes = got != 0x00800000
+        return self._flushes
 
     # -- pipelines and dispatch ----------------------------------------------
 

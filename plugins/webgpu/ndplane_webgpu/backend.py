@@ -68,6 +68,12 @@ class WebGPUBackend(Backend):
         self.index = index
         self.rt = rt = _runtime.runtime(index)
         names, self.notes = _dtypes_of(rt.features)
+        #: f32 arithmetic flushes subnormals to zero on this adapter (a probe at creation);
+        #: the float32 functions avoid float operations on subnormals where they can.
+        self.flushes_f32_subnormals = rt.flushes_f32_subnormals()
+        if self.flushes_f32_subnormals:
+            self.notes += ("float32 subnormals flush to zero on this adapter (WGSL permits it): exp, log, "
+                           "sqrt and pow handle them in integers, other float32 results may flush",)  # fmt: skip
         self.dtypes = frozenset(getattr(ndplane, n) for n in names)
         # NOTE: no "complex floating" entry: WGSL has no complex type, and the core raises
         # UnsupportedDTypeError naming the device where a complex default would be needed.

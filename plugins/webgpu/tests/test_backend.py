@@ -52,7 +52,28 @@ def test_declared_dtypes(be):
     wide = "int64" in names
     assert be.default_dtypes["real floating"] is (ndplane.float64 if "float64" in names else ndplane.float32)
     assert be.default_dtypes["integral"] is be.default_dtypes["indexing"] is (ndplane.int64 if wide else ndplane.int32)
-    assert len(be.notes) == len(FEATURE_DTYPES) and all("shader-" in n for n in be.notes)
+    flush = ["subnormals flush to zero" in n for n in be.notes]
+    assert flush == [False] * len(FEATURE_DTYPES) + [True] * be.flushes_f32_subnormals
+    assert all("shader-" in n for n in be.notes[: len(FEATURE_DTYPES)])
+
+
+def test_subnormal_flush_probe(be):
+    """The probe runs a shader on 2^-127 from a buffer (its result not foldable), once per device;
+    a flushing adapter gets a note in ``ndplane info``, and lavapipe keeps its subnormals."""
+    from ndplane_webgpu import _runtime
+    from ndplane_webgpu.backend import WebGPUBackend
+
+    assert isinstance(be.flushes_f32_subnormals, bool) and be.rt._flushes is be.flushes_f32_subnormals
+    if _runtime.is_software(be.rt.adapter) and "llvmpipe" in str(be.info).lower():
+        assert not be.flushes_f32_subnormals  # lavapipe: IEEE subnormals, the tests' strict bounds
+    saved = be.rt._flushes
+    try:
+        be.rt._flushes = not saved
+        other = WebGPUBackend(0)
+        assert other.flushes_f32_subnormals is not saved
+        assert any("subnormals flush to zero" in n for n in other.notes) is not saved
+    finally:
+        be.rt._flushes = saved
 
 
 @pytest.mark.parametrize("features, added", [

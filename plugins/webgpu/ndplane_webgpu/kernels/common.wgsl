@@ -129,9 +129,23 @@ fn f_floor_divide(a: f32, b: f32) -> f32 {
 // Transcendentals after Cephes (S. Moshier): only +, -, *, / and bit operations, so the
 // accuracy (~1-2 ulp) does not depend on the driver's exp/log/sin approximations
 // (Vulkan allows e.g. sin with 2^-11 absolute error).
+// y * 2^n for normal y, rounded once. A subnormal result is built from y's bits by an integer
+// shift (round to nearest even): WGSL lets a GPU flush f32 subnormals to zero (NVIDIA's Vulkan
+// driver does), which lost exp(-87.5) = 9.7e-39 there; integers are never flushed.
 fn f_scale(y: f32, n: i32) -> f32 {
-  let h = n / 2;
-  return ldexp(ldexp(y, h), n - h);
+  let b = bitcast<u32>(y);
+  let en = i32((b >> 23u) & 0xffu) + n;
+  if (en >= 1 || (b & 0x7f800000u) == 0u || (b & 0x7f800000u) == 0x7f800000u) {
+    let h = n / 2;
+    return ldexp(ldexp(y, h), n - h);
+  }
+  let sh = u32(min(1 - en, 25));
+  let m = (b & 0x7fffffu) | 0x800000u;
+  let r = m >> sh;
+  let rem = m & ((1u << sh) - 1u);
+  let half = 1u << (sh - 1u);
+  let up = rem > half || (rem == half && (r & 1u) == 1u);
+  return bitcast<f32>((b & 0x80000000u) | (r + select(0u, 1u, up)));  // r + 1 may be 2^-126
 }
 
 fn f_exp(x: f32) -> f32 {
@@ -193,9 +207,11 @@ fn f_log_parts(x: f32) -> vec2<f32> {
 }
 
 // NaN, negative, zero and infinity cases of the logarithms; 1.0 marks "finite positive".
+// NOTE: zero and sign from the bits: a GPU that flushes subnormals compares a subnormal equal
+// to 0 (log(1e-40) was -inf on NVIDIA); f_log_parts3 reads a subnormal's bits as integers.
 fn f_log_special(x: f32) -> vec2<f32> {
-  if (f_isnan(x) || x < 0.0) { return vec2<f32>(0.0, f_nan()); }
-  if (x == 0.0) { return vec2<f32>(0.0, f_neg(f_inf())); }
+  if (f_isnan(x) || (f_signbit(x) && f_nonzero(x))) { return vec2<f32>(0.0, f_nan()); }
+  if (!f_nonzero(x)) { return vec2<f32>(0.0, f_neg(f_inf())); }
   if (f_isinf(x)) { return vec2<f32>(0.0, x); }
   return vec2<f32>(1.0, 0.0);
 }
@@ -372,7 +388,7 @@ fn f_sin_poly(hi: f32, lo: f32) -> f32 {
 }
 fn f_cos_poly(hi: f32, lo: f32) -> f32 {
   let zz = hi * hi;
-  let hz = 0.5 * zz;
+  let hz = f_opaque(0.5 * zz);
   let w = f_opaque(1.0 - hz);
   let ew = f_opaque(1.0 - w) - hz;  // the rounding error of w, exactly
   let q = ((2.443315711809948e-5 * zz - 1.388731625493765e-3) * zz + 4.166664568298827e-2) * zz * zz;
@@ -400,16 +416,20 @@ fn f_cos(x: f32) -> f32 {
   return y;
 }
 // Dekker's split of a (|a| < 2^115) into 12-bit halves, and the rounding error a * b - p of
-// p = a * b exactly (barring underflow); f_opaque keeps c - (c - a) from folding to a.
-fn f_split(a: f32) -> vec2<f32> {
+// p = a * b exactly (barring underflow); f_opaque keeps c - (c - a) from folding to a, p from
+// being contracted back into the product it rounds, and the sum from being reordered (the
+// partial products are exact, so a contracted one rounds the same).
+fn f_split(a0: f32) -> vec2<f32> {
+  let a = f_opaque(a0);
   let c = f_opaque(4097.0 * a);
   let h = f_opaque(c - f_opaque(c - a));
-  return vec2<f32>(h, a - h);
+  return vec2<f32>(h, f_opaque(a - h));
 }
 fn f_mul_err(a: f32, b: f32, p: f32) -> f32 {
   let sa = f_split(a);
   let sb = f_split(b);
-  return ((f_opaque(sa.x * sb.x - p) + sa.x * sb.y) + sa.y * sb.x) + sa.y * sb.y;
+  let e = f_opaque(f_opaque(f_opaque(sa.x * sb.x - f_opaque(p)) + sa.x * sb.y) + sa.y * sb.x);
+  return e + sa.y * sb.y;
 }
 fn f_tan(x: f32) -> f32 {
   if (!f_isfinite(x)) { return f_nan(); }
@@ -419,8 +439,8 @@ fn f_tan(x: f32) -> f32 {
   if (ax <= 1e-4) { return x; }  // tan(-0) = -0
   // tan(z + lo) = t + tl; in odd quadrants -1 / (t + tl) = q (1 + e) + tl q^2, e = 1 + q t.
   let zz = z * z;
-  let rest = (((((9.38540185543e-3 * zz + 3.11992232697e-3) * zz + 2.44301354525e-2) * zz
-    + 5.34112807005e-2) * zz + 1.33387994085e-1) * zz + 3.33331568548e-1) * zz * z + (r.z + zz * r.z);
+  let rest = f_opaque((((((9.38540185543e-3 * zz + 3.11992232697e-3) * zz + 2.44301354525e-2) * zz
+    + 5.34112807005e-2) * zz + 1.33387994085e-1) * zz + 3.33331568548e-1) * zz * z + (r.z + zz * r.z));
   let t = f_opaque(z + rest);
   var y = t;
   if ((u32(r.x) & 2u) == 2u) {
@@ -575,9 +595,14 @@ fn f_atanh(x: f32) -> f32 {
   }
   return f_copysign(0.5 * f_log1p(2.0 * ax / (1.0 - ax)), x);
 }
+// A subnormal x = M 2^-149 (M its integer significand) from the bits: sqrt(x) = sqrt(2M) 2^-75,
+// 2M exact in f32 and the result normal, so a GPU that flushes subnormals (where sqrt(1.2e-38)
+// returned x itself, equal to 0 there) computes it as one that does not.
 fn f_sqrt(x: f32) -> f32 {
-  if (f_isnan(x) || x < 0.0) { return f_nan(); }
-  if (f_isinf(x) || x == 0.0) { return x; }
+  let b = bitcast<u32>(x);
+  if (f_isnan(x) || (f_signbit(x) && f_nonzero(x))) { return f_nan(); }
+  if (f_isinf(x) || !f_nonzero(x)) { return x; }
+  if ((b & 0x7f800000u) == 0u) { return sqrt(f32((b & 0x7fffffu) << 1u)) * 2.6469779601696886e-23; }
   return sqrt(x);
 }
 
@@ -640,8 +665,16 @@ fn f_nextafter(a: f32, b: f32) -> f32 {
 }
 
 fn f_is_odd_integer(y: f32) -> bool {
-  if (f_abs(y) >= 16777216.0 || trunc(y) != y) { return false; }
+  if (f_abs(y) >= 16777216.0 || !f_is_integer(y)) { return false; }
   return (i32(y) & 1) == 1;
+}
+// From the bits: a flushing GPU takes trunc(y) == y for a subnormal y.
+fn f_is_integer(y: f32) -> bool {
+  let b = bitcast<u32>(y) & 0x7fffffffu;
+  let e = b >> 23u;
+  if (e >= 150u) { return true; }
+  if (e < 127u) { return b == 0u; }
+  return (b << (e - 118u)) == 0u;  // the fraction bits below the binary point
 }
 
 // C99 pow special cases, then exp(y * log|x|), or repeated squaring for small integer y.
@@ -688,10 +721,16 @@ var<private> F_POW_TL: array<f32, 64> = array<f32, 64>(
 );
 
 // a + b = s + e exactly (Knuth), through f_opaque so no compiler folds e to 0.
-fn f_two_sum(a: f32, b: f32) -> vec2<f32> {
+// NOTE: operands and every rounded intermediate through f_opaque: SPIR-V lets a driver
+// contract a * b + c into an fma (NVIDIA's does), which would add a product passed in here
+// unrounded in one place and rounded in another. (fma itself is no way out: lavapipe's is
+// not fused.)
+fn f_two_sum(a0: f32, b0: f32) -> vec2<f32> {
+  let a = f_opaque(a0);
+  let b = f_opaque(b0);
   let s = f_opaque(a + b);
   let bb = f_opaque(s - a);
-  return vec2<f32>(s, (a - (s - bb)) + (b - bb));
+  return vec2<f32>(s, f_opaque(a - f_opaque(s - bb)) + f_opaque(b - bb));
 }
 
 // ln(ax) as hi + lo, to about 2^-40 relative, for finite ax > 0.
@@ -712,9 +751,9 @@ fn f_pow_log(ax: f32) -> vec2<f32> {
   let s = f_two_sum(kf * 0.693145751953125, F_POW_TH[i]);  // ln2 to 15 bits: k ln2 exact
   let t = f_two_sum(s.x, r_hi);
   let u = f_two_sum(t.x, r_lo);  // near x = 1, r is all of ln x: no part of it in lo
-  let lo = ((s.y + t.y) + u.y) + (q + (F_POW_TL[i] + kf * 1.4286068203094173e-6));
+  let lo = f_opaque(f_opaque(f_opaque(s.y + t.y) + u.y) + (q + (F_POW_TL[i] + kf * 1.4286068203094173e-6)));
   let h = f_opaque(u.x + lo);
-  return vec2<f32>(h, lo - (h - u.x));
+  return vec2<f32>(h, lo - f_opaque(h - u.x));
 }
 
 // |x|^y for finite x != 0, |y| < inf: exp(y ln|x|) with y ln|x| as hi + lo (y and the high
@@ -725,44 +764,47 @@ fn f_pow_core(ax: f32, y: f32) -> f32 {
   let y2 = y - y1;
   let l1 = bitcast<f32>(bitcast<u32>(l.x) & 0xfffff000u);
   let l2 = l.x - l1;
-  let p = f_two_sum(y1 * l1, y1 * l2 + y2 * l1);
-  let plo = p.y + (y2 * l2 + y * l.y);
+  let p = f_two_sum(y1 * l1, y1 * l2 + y2 * l1);  // exact products
+  let plo = f_opaque(p.y + (y2 * l2 + y * l.y));
   let h = f_opaque(p.x + plo);
-  let hl = plo - (h - p.x);
+  let hl = plo - f_opaque(h - p.x);
   if (h > 89.0) { return f_inf(); }
   if (h < -104.0) { return 0.0; }
   let n = round(h * 1.4426950408889634);
   return f_exp_scaled(((h - n * 0.693359375) - n * -2.12194440e-4) + hl, i32(n));
 }
 
+// Zeros, signs and integers from the bits (f_is_integer): a GPU that flushes subnormals takes a
+// subnormal x for 0 in comparisons (pow(1e-40, -0.5) was inf on NVIDIA); f_pow_log reads its bits.
 fn f_pow(x: f32, y: f32) -> f32 {
-  if (y == 0.0 || x == 1.0) { return 1.0; }
+  if (!f_nonzero(y) || x == 1.0) { return 1.0; }
   if (f_isnan(x) || f_isnan(y)) { return f_nan(); }
   let ax = f_abs(x);
-  let yint = trunc(y) == y;
+  let xneg = f_signbit(x);
+  let yint = f_is_integer(y);
   let yodd = f_is_odd_integer(y);
   if (f_isinf(y)) {
     if (ax == 1.0) { return 1.0; }
     if ((ax > 1.0) == (y > 0.0)) { return f_inf(); }
     return 0.0;
   }
-  if (x == 0.0) {
-    if (y < 0.0) { return select(f_inf(), f_copysign(f_inf(), x), yodd); }
+  if (!f_nonzero(x)) {
+    if (f_signbit(y)) { return select(f_inf(), f_copysign(f_inf(), x), yodd); }
     return select(0.0, x, yodd);
   }
   if (f_isinf(x)) {
-    let mag = select(0.0, f_inf(), y > 0.0);
-    if (x < 0.0 && yodd) { return f_neg(mag); }
+    let mag = select(0.0, f_inf(), !f_signbit(y));
+    if (xneg && yodd) { return f_neg(mag); }
     return mag;
   }
-  if (x < 0.0 && !yint) { return f_nan(); }
+  if (xneg && !yint) { return f_nan(); }
   var r: f32;
   if (y == 1.0 || y == 2.0) {  // one rounding, as NumPy's square
     r = select(ax, ax * ax, y == 2.0);
   } else {
     r = f_pow_core(ax, y);
   }
-  if (x < 0.0 && yodd) { return f_neg(r); }
+  if (xneg && yodd) { return f_neg(r); }
   return r;
 }
 

@@ -101,6 +101,12 @@ fn f64_nextafter(a: f64, b: f64) -> f64 {
 // ops as reassociable unless SPIR-V marks them NoContraction, which naga never does, and
 // fold the error terms of two_sum and friends ((a + b) - a -> b) to zero. The select on a
 // NaN payload that never occurs here cannot be evaluated at compile time.
+// NOTE: SPIR-V also lets a driver contract a * b + c into one fma (NVIDIA's does), so an
+// error-free transformation takes its operands and every intermediate it rounds through
+// f64m_opaque: a product passed in is rounded once, as the formula assumes, and no step can
+// be fused or reordered. Explicit fma is no way out: Vulkan need not fuse it, and lavapipe's
+// is not (fma(a, b, -a * b) is 0 there). The split products (f64m_hi) are exact, so a
+// contracted one rounds the same.
 fn f64m_opaque(x: f64) -> f64 {
   let b = bitcast<u64>(x);
   return bitcast<f64>(b + select(0lu, 1lu, b == 0x7ff0123456789abclu));
@@ -125,26 +131,31 @@ fn f64m_scale(y: f64, k: i32) -> f64 {
 // The high part of x: its top 32 bits (21 significant bits), so products of two are exact.
 fn f64m_hi(x: f64) -> f64 { return bitcast<f64>(bitcast<u64>(x) & 0xffffffff00000000lu); }
 // a + b = s + e exactly (Knuth).
-fn f64m_two_sum(a: f64, b: f64) -> vec2<f64> {
+fn f64m_two_sum(a0: f64, b0: f64) -> vec2<f64> {
+  let a = f64m_opaque(a0);
+  let b = f64m_opaque(b0);
   let s = f64m_opaque(a + b);
   let bb = f64m_opaque(s - a);
-  return vec2<f64>(s, (a - (s - bb)) + (b - bb));
+  return vec2<f64>(s, f64m_opaque(a - f64m_opaque(s - bb)) + f64m_opaque(b - bb));
 }
 // a * b = p + e, e to about 2^-70 relative (exact but for the 32x32-bit low product).
-fn f64m_two_prod(a: f64, b: f64) -> vec2<f64> {
+fn f64m_two_prod(a0: f64, b0: f64) -> vec2<f64> {
+  let a = f64m_opaque(a0);
+  let b = f64m_opaque(b0);
   let p = f64m_opaque(a * b);
   let ah = f64m_hi(a);
-  let al = a - ah;
+  let al = f64m_opaque(a - ah);
   let bh = f64m_hi(b);
-  let bl = b - bh;
-  return vec2<f64>(p, (((ah * bh - p) + ah * bl) + al * bh) + al * bl);
+  let bl = f64m_opaque(b - bh);
+  let e1 = f64m_opaque(f64m_opaque(ah * bh - p) + ah * bl);
+  return vec2<f64>(p, f64m_opaque(e1 + al * bh) + al * bl);
 }
 // (ah + al) * (bh + bl) as a normalised double-double.
 fn f64m_dd_mul(ah: f64, al: f64, bh: f64, bl: f64) -> vec2<f64> {
   let p = f64m_two_prod(ah, bh);
-  let lo = p.y + (ah * bl + al * bh);
+  let lo = f64m_opaque(p.y + (ah * bl + al * bh));
   let h = f64m_opaque(p.x + lo);
-  return vec2<f64>(h, lo - (h - p.x));
+  return vec2<f64>(h, lo - f64m_opaque(h - p.x));
 }
 
 const F64M_LN2HI: f64 = 0.6931471806019545;     // 32 significant bits: k * LN2HI is exact
@@ -183,16 +194,16 @@ fn f64m_expm1_p3(r: f64) -> f64 {
 // second rounding. (Rounding 1 + expm1(r) with expm1(r) already rounded cost up to 1 ulp.)
 fn f64m_exp_dd(h: f64, l: f64, s: i32) -> f64 {
   let k = floor(h * F64M_INVLN2 + 0.5);
-  let hi = h - k * F64M_LN2HI;
-  let lo = k * F64M_LN2LO - l;
+  let hi = f64m_opaque(h - k * F64M_LN2HI);
+  let lo = f64m_opaque(k * F64M_LN2LO - l);
   let r = f64m_opaque(hi - lo);
-  let c = (hi - r) - lo;
+  let c = f64m_opaque(hi - r) - lo;
   let r2 = f64m_two_prod(r, r);
   let t3 = r * r2.x * f64m_expm1_p3(r);
   let a = f64m_two_sum(1.0, r);
   let b = f64m_two_sum(a.x, 0.5 * r2.x);
   let e = (r + 0.5 * r2.x) + t3;
-  let low = (a.y + b.y) + ((0.5 * r2.y + t3) + c * (1.0 + e));
+  let low = f64m_opaque(a.y + b.y) + ((0.5 * r2.y + t3) + c * (1.0 + e));
   let y = b.x + low;
   return f64m_scale(y, i32(k) + s);
 }
@@ -216,10 +227,10 @@ fn f64_expm1(x: f64) -> f64 {
   if (abs(x) < 5.551115123125783e-17) { return x; }
   let k = floor(x * F64M_INVLN2 + 0.5);
   if (abs(k) <= 53.0) { return f64m_expm1_dd(x).x; }
-  let hi = x - k * F64M_LN2HI;
-  let lo = k * F64M_LN2LO;
+  let hi = f64m_opaque(x - k * F64M_LN2HI);
+  let lo = f64m_opaque(k * F64M_LN2LO);
   let r = f64m_opaque(hi - lo);
-  let c = (hi - r) - lo;
+  let c = f64m_opaque(hi - r) - lo;
   let em = f64m_expm1_poly(r);
   let e = em + c * (1.0 + em);
   let ki = i32(k);
@@ -229,26 +240,28 @@ fn f64_expm1(x: f64) -> f64 {
 }
 
 // a + b = s + e for |a| >= |b| (or a = 0).
-fn f64m_fast_two_sum(a: f64, b: f64) -> vec2<f64> {
+fn f64m_fast_two_sum(a0: f64, b0: f64) -> vec2<f64> {
+  let a = f64m_opaque(a0);
+  let b = f64m_opaque(b0);
   let s = f64m_opaque(a + b);
-  return vec2<f64>(s, b - (s - a));
+  return vec2<f64>(s, b - f64m_opaque(s - a));
 }
 // (nh + nl) / (dh + dl) for normalised double-doubles, to about 2^-100 relative before the
 // final rounding of q + r / dh.
 fn f64m_dd_div(nh: f64, nl: f64, dh: f64, dl: f64) -> f64 {
   let q = f64m_opaque(nh / dh);
   let p = f64m_two_prod(q, dh);
-  let r = (((nh - p.x) - p.y) + nl) - q * dl;
+  let r = f64m_opaque(f64m_opaque(f64m_opaque(nh - p.x) - p.y) + nl) - q * dl;
   return q + r / dh;
 }
 // expm1(x) as a double-double for x = k ln2 + r, |k| <= 53 (2^k - 1 exact), |r| <= ln2/2:
 // relative error about 2^-54 (the polynomial tail's rounding; r + tail is not rounded).
 fn f64m_expm1_dd(x: f64) -> vec2<f64> {
   let k = floor(x * F64M_INVLN2 + 0.5);
-  let hi = x - k * F64M_LN2HI;
-  let lo = k * F64M_LN2LO;
+  let hi = f64m_opaque(x - k * F64M_LN2HI);
+  let lo = f64m_opaque(k * F64M_LN2LO);
   let r = f64m_opaque(hi - lo);
-  let c = (hi - r) - lo;
+  let c = f64m_opaque(hi - r) - lo;
   let em = f64m_two_sum(r, f64m_expm1_tail(r));
   let el = em.y + c * (1.0 + em.x);   // expm1(r + c) = em + c (1 + em)
   let two = f64m_p2(i32(k));
@@ -334,7 +347,7 @@ fn f64m_log_dd(x: f64, tc: f64) -> vec2<f64> {
   let r = F64M_LOG_R[idx];
   let mh = f64m_hi(m);
   let ml = m - mh;
-  let ts = f64m_two_sum(mh * r - 1.0, ml * r);
+  let ts = f64m_two_sum(mh * r - 1.0, ml * r);  // both products exact
   let th = ts.x;
   let tl = ts.y + tc * (m * r);
   // log1p(th + tl) = th - th^2/2 + th^3 P(th) + tl (1 - th)
@@ -342,7 +355,7 @@ fn f64m_log_dd(x: f64, tc: f64) -> vec2<f64> {
   let thl = th - thh;
   let q = f64m_two_sum(thh * thh, 2.0 * thh * thl);
   let qh = 0.5 * q.x;
-  let ql = 0.5 * (q.y + thl * thl);
+  let ql = 0.5 * f64m_opaque(q.y + thl * thl);
   let t = th;
   let tail = t * t * t * (((((((((-0.08333333333333333 * t + 0.09090909090909091) * t + -0.1) * t + 0.1111111111111111) * t + -0.125) * t + 0.14285714285714285) * t + -0.16666666666666666) * t + 0.2) * t + -0.25) * t + 0.3333333333333333);
   let s = f64m_two_sum(th, -qh);
@@ -350,9 +363,9 @@ fn f64m_log_dd(x: f64, tc: f64) -> vec2<f64> {
   let fe = f64(e);
   let a = f64m_two_sum(fe * F64M_LN2HI, F64M_LOG_H[idx]);
   let c = f64m_two_sum(a.x, s.x);
-  let low = (((a.y + c.y) + slo) + F64M_LOG_L[idx]) + fe * F64M_LN2LO;
+  let low = f64m_opaque(f64m_opaque(f64m_opaque(f64m_opaque(a.y + c.y) + slo) + F64M_LOG_L[idx]) + fe * F64M_LN2LO);
   let h = f64m_opaque(c.x + low);
-  return vec2<f64>(h, low - (h - c.x));
+  return vec2<f64>(h, low - f64m_opaque(h - c.x));
 }
 // NaN, negative, zero and infinity cases of the logarithms; (1, 0) marks "finite positive".
 fn f64m_log_special(x: f64) -> vec2<f64> {
@@ -386,7 +399,7 @@ fn f64_log1p(x: f64) -> f64 {
   let u = f64m_opaque(1.0 + x);
   // x = u + c exactly, c the rounding error of 1 + x
   var c: f64;
-  if (x > 1.0) { c = 1.0 - (u - x); } else { c = x - (u - 1.0); }
+  if (x > 1.0) { c = 1.0 - f64m_opaque(u - x); } else { c = x - f64m_opaque(u - 1.0); }
   return f64m_log_dd(u, c / u).x;
 }
 
@@ -408,9 +421,9 @@ fn f64m_atan_dd(t: f64) -> vec2<f64> {
 // (ch + cl) - (vh + vl) as a double-double.
 fn f64m_dd_sub(ch: f64, cl: f64, vh: f64, vl: f64) -> vec2<f64> {
   let s = f64m_two_sum(ch, -vh);
-  let lo = s.y + (cl - vl);
+  let lo = f64m_opaque(s.y + (cl - vl));
   let h = f64m_opaque(s.x + lo);
-  return vec2<f64>(h, lo - (h - s.x));
+  return vec2<f64>(h, lo - f64m_opaque(h - s.x));
 }
 fn f64_atan(x: f64) -> f64 {
   if (f64_isnan(x)) { return x; }
@@ -456,9 +469,9 @@ fn f64m_asin_tail(s: f64, z: f64) -> f64 { return s * z * ((((((((((((((((((((((
 // sqrt(z) = hi + lo for 0 <= z <= 1/4, to about 2^-70 relative.
 fn f64m_sqrt_dd(z: f64) -> vec2<f64> {
   if (z == 0.0) { return vec2<f64>(0.0, 0.0); }
-  let s = sqrt(z);
+  let s = f64m_opaque(sqrt(z));
   let sh = f64m_hi(s);
-  return vec2<f64>(sh, (z - sh * sh) / (s + sh));
+  return vec2<f64>(sh, f64m_opaque(z - sh * sh) / (s + sh));  // sh * sh exact
 }
 fn f64_asin(x: f64) -> f64 {
   let a = abs(x);
@@ -585,8 +598,8 @@ fn f64m_trig_reduce(x0: f64) -> vec3<f64> {
   let x = x0;
   let k = floor(x * F64M_2OPI + 0.5);
   // x - k P1 and k P2 are exact (|k| < 2^20); their difference is kept as a double-double.
-  let t = f64m_two_sum(x - k * F64M_PIO2_1, -(k * F64M_PIO2_2));
-  let r = f64m_fast_two_sum(t.x, t.y - k * F64M_PIO2_3);
+  let t = f64m_two_sum(x - k * F64M_PIO2_1, -(k * F64M_PIO2_2));  // exact products
+  let r = f64m_fast_two_sum(t.x, f64m_opaque(t.y - k * F64M_PIO2_3));
   let q = k - 4.0 * floor(k * 0.25);
   return vec3<f64>(q, r.x, r.y);
 }
@@ -605,7 +618,7 @@ fn f64m_cos_wt(rh: f64, rl: f64) -> vec2<f64> {
   let z = rh * rh;
   let hz = 0.5 * z;
   let w = f64m_opaque(1.0 - hz);
-  return vec2<f64>(w, ((1.0 - w) - hz) + (z * z * ((((((((4.110317623312165e-19 * z + -1.5619206968586225e-16) * z + 4.779477332387385e-14) * z + -1.1470745597729725e-11) * z + 2.08767569878681e-09) * z + -2.755731922398589e-07) * z + 2.48015873015873e-05) * z + -0.001388888888888889) * z + 0.041666666666666664) - rh * rl));
+  return vec2<f64>(w, f64m_opaque(f64m_opaque(1.0 - w) - hz) + (z * z * ((((((((4.110317623312165e-19 * z + -1.5619206968586225e-16) * z + 4.779477332387385e-14) * z + -1.1470745597729725e-11) * z + 2.08767569878681e-09) * z + -2.755731922398589e-07) * z + 2.48015873015873e-05) * z + -0.001388888888888889) * z + 0.041666666666666664) - rh * rl));
 }
 fn f64_sin(x: f64) -> f64 {
   if (!f64_isfinite(x)) { return f64_nan(); }
@@ -719,7 +732,7 @@ fn f64_acosh(x: f64) -> f64 {
   let ql = q.y + tt.y;
   let sh = sqrt(qh);
   let ss = f64m_two_prod(sh, sh);
-  let sl = ((qh - ss.x) - ss.y + ql) / (2.0 * sh);
+  let sl = f64m_opaque(f64m_opaque(f64m_opaque(qh - ss.x) - ss.y) + ql) / (2.0 * sh);
   let y = f64m_two_sum(t, sh);
   return f64m_log1p_dd(y.x, y.y + sl);
 }
@@ -727,8 +740,8 @@ fn f64_acosh(x: f64) -> f64 {
 fn f64m_log1p_dd(yh: f64, yl: f64) -> f64 {
   let u = f64m_opaque(1.0 + yh);
   var c: f64;   // 1 + yh = u + c exactly
-  if (yh > 1.0) { c = 1.0 - (u - yh); } else { c = yh - (u - 1.0); }
-  return f64m_log_dd(u, (c + yl) / u).x;
+  if (yh > 1.0) { c = 1.0 - f64m_opaque(u - yh); } else { c = yh - f64m_opaque(u - 1.0); }
+  return f64m_log_dd(u, f64m_opaque(c + yl) / u).x;
 }
 fn f64_atanh(x: f64) -> f64 {
   let ax = abs(x);
@@ -740,7 +753,7 @@ fn f64_atanh(x: f64) -> f64 {
   let n = ax + ax;
   let yh = f64m_opaque(n / d.x);
   let p = f64m_two_prod(yh, d.x);
-  let yl = (((n - p.x) - p.y) - yh * d.y) / d.x;
+  let yl = f64m_opaque(f64m_opaque(f64m_opaque(n - p.x) - p.y) - yh * d.y) / d.x;
   return f64_copysign(0.5 * f64m_log1p_dd(yh, yl), x);
 }
 
@@ -767,10 +780,10 @@ fn f64_hypot(a: f64, b: f64) -> f64 {
   let y2 = f64m_two_prod(ys, ys);
   let s = f64m_two_sum(x2.x, y2.x);
   let sh = s.x;
-  let sl = (s.y + x2.y) + y2.y;
-  var r = sqrt(sh);
+  let sl = f64m_opaque(s.y + x2.y) + y2.y;
+  var r = f64m_opaque(sqrt(sh));
   let r2 = f64m_two_prod(r, r);
-  r = r + (((sh - r2.x) - r2.y) + sl) / (r + r);
+  r = r + f64m_opaque(f64m_opaque(f64m_opaque(sh - r2.x) - r2.y) + sl) / (r + r);
   return f64m_scale(r, k);
 }
 // 1 / sqrt(x) for finite x > 0, correctly rounded unless within about 2^-40 ulp of a midpoint:
@@ -790,7 +803,7 @@ fn f64m_rsqrt(x: f64) -> f64 {
   let q = f64m_opaque(1.0 / sqrt(m));
   let q2 = f64m_two_prod(q, q);
   let p = f64m_two_prod(m, q2.x);
-  let d = ((p.x - 1.0) + p.y) + m * q2.y;
+  let d = f64m_opaque(f64m_opaque(p.x - 1.0) + p.y) + m * q2.y;
   return (q - q * (0.5 * d - 0.375 * d * d)) * f64m_p2(-j);
 }
 fn f64m_is_odd_int(y: f64) -> bool {
