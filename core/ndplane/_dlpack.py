@@ -1,12 +1,14 @@
 """DLPack interchange: ``Array.__dlpack__``, ``Array.__dlpack_device__`` and ``from_dlpack``.
 
-Host-resident backends (capability ``"host"``) export their memory without a
-copy, through NumPy's DLPack support on the backend's ``to_host`` view; the
-exported NumPy array's base chain holds the ndplane Array, so the device
-buffer stays alive as long as the consumer holds the capsule.  Other backends
-export a host copy when the consumer asks for the CPU (``dl_device=(1, 0)``)
-and allows a copy.  Importing always goes through the device's ``from_host``:
-a copy, except when ``x`` already is an ndplane array on the target device.
+Backends with the ``"dlpack"`` capability (the cuda backend, the numpy reference) share
+their memory both ways: ``Backend.export_dlpack`` hands a consumer (PyTorch, CuPy, JAX,
+NumPy) the device memory itself, ordered before the consumer's stream, and
+``Backend.import_dlpack`` wraps a producer's memory on that device as an Array. Other
+host-resident backends (capability ``"host"``) export their memory without a copy through
+NumPy's DLPack support on the backend's ``to_host`` view; the exported NumPy array's base
+chain holds the ndplane Array, so the buffer stays alive as long as the consumer holds the
+capsule. The rest export a host copy when the consumer asks for the CPU
+(``dl_device=(1, 0)``) and allows a copy, and import by copying through ``from_host``.
 """
 
 from __future__ import annotations
@@ -15,14 +17,14 @@ from typing import Any, cast
 
 import numpy as np
 
-from . import _creation
-from ._array import Array
-from ._devices import Device, as_device
+from . import _creation, _dispatch, _dtypes
+from ._array import Array, Storage, _new
+from ._devices import Device, as_device, devices, get_default_device
+from .backend.ops import DLPACK
 
 __all__ = ["from_dlpack"]
 
 _CPU = 1
-_CUDA = 2
 
 
 class _Keeper:
@@ -40,10 +42,10 @@ class _Keeper:
 
 def _device_tuple(x: Array) -> tuple[int, int]:
     st = x._storage
+    if DLPACK in st.backend.capabilities and st.backend.dlpack_device is not None:
+        return st.backend.dlpack_device
     if "host" in st.backend.capabilities:
         return (_CPU, 0)
-    if st.device.kind == "cuda":
-        return (_CUDA, st.device.index)
     raise BufferError(
         f"__dlpack_device__: device '{st.device}' has no DLPack device type; copy it to the host "
         f"first with x.to_device('cpu') or x.to_numpy()."
@@ -69,9 +71,13 @@ def __dlpack__(self: Array, /, *, stream: Any = None, max_version: tuple[int, in
     [0, 1, 2]
     """
     st = self._storage
-    host_resident = "host" in st.backend.capabilities
+    backend = st.backend
+    host_resident = "host" in backend.capabilities
     if dl_device is not None and tuple(dl_device) != (_CPU, 0) and tuple(dl_device) != _device_tuple(self):
         raise BufferError(f"__dlpack__: cannot export an array on '{st.device}' to DLPack device {dl_device}.")
+    if DLPACK in backend.capabilities and (dl_device is None or tuple(dl_device) == backend.dlpack_device):
+        src = _dispatch.copy_of(self) if copy else self
+        return _capsule(backend.export_dlpack(src._ref, src, stream), max_version)
     if not host_resident:
         if dl_device is None or tuple(dl_device) != (_CPU, 0):
             raise BufferError(
@@ -90,11 +96,35 @@ def __dlpack__(self: Array, /, *, stream: Any = None, max_version: tuple[int, in
     return host.__dlpack__(stream=stream, max_version=cast("tuple[int, int]", tuple(max_version)))
 
 
+def _capsule(producer: Any, max_version: Any) -> Any:
+    if max_version is None:
+        return producer.__dlpack__()
+    try:
+        return producer.__dlpack__(max_version=tuple(max_version))
+    except TypeError:  # a producer that predates max_version: the unversioned capsule
+        return producer.__dlpack__()
+
+
+def _sharing_device(kind: tuple[int, int], device: Device | None) -> Device | None:
+    """The device that can wrap memory of DLPack device ``kind``: ``device`` if given, else the
+    default device, else (memory off the CPU) any available device whose backend has it."""
+    candidates = [device] if device is not None else [get_default_device()]
+    if device is None and kind[0] != _CPU:
+        candidates += devices()
+    for dev in candidates:
+        b = dev.backend
+        if DLPACK in b.capabilities and b.dlpack_device == kind:
+            return dev
+    return None
+
+
 def from_dlpack(x: Any, /, *, device: str | Device | None = None, copy: bool | None = None) -> Array:
     """An ndplane array from any object that supports DLPack (NumPy, PyTorch, JAX, ndplane).
 
-    ``copy=False`` succeeds only when no copy is needed (``x`` is an ndplane array on the
-    target device); data from other libraries is always copied into device memory.
+    Where the target device has the ``"dlpack"`` capability and ``x`` lives in its memory
+    (a PyTorch CUDA tensor and the ``cuda`` device, a NumPy array and the ``numpy`` device),
+    the result shares ``x``'s memory; otherwise the data is copied into device memory, and
+    ``copy=False`` raises ``BufferError``. ``copy=True`` always copies.
 
     >>> import ndplane as nd, numpy as np
     >>> nd.from_dlpack(np.arange(3.0)).tolist()
@@ -103,13 +133,34 @@ def from_dlpack(x: Any, /, *, device: str | Device | None = None, copy: bool | N
 
     if type(x) is Array:
         return _creation.asarray(x, device=device, copy=copy)
-    if copy is False:
-        raise BufferError(
-            "from_dlpack: copy=False, but data from another library must be copied into ndplane's "
-            "device memory."
-        )
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack: {type(x).__name__} does not support the DLPack protocol.")
-    host = np.from_dlpack(x)
-    return _creation.asarray(host, device=as_device(device), copy=True)
+    target = None if device is None else as_device(device)
+    kind = tuple(x.__dlpack_device__()) if hasattr(x, "__dlpack_device__") else (_CPU, 0)
+    dev = _sharing_device(kind, target) if copy is not True else None  # type: ignore[arg-type]
+    if dev is not None:
+        got = dev.backend.import_dlpack(x)
+        if got is not None:
+            buffer, name, shape, strides, nbytes = got
+            storage = Storage(buffer, dev, dev.backend, nbytes)  # frees the wrap, whatever follows
+            dtype = _dtypes.BY_NAME[name]
+            _dispatch.check_dtype(dev, dtype, "from_dlpack")
+            return _new(storage, dtype, tuple(shape), tuple(strides), 0)
+    if copy is False:
+        raise BufferError(
+            f"from_dlpack: copy=False, but {type(x).__name__} on DLPack device {kind} can reach "
+            f"'{target or get_default_device()}' only as a copy."
+        )
+    if kind[0] != _CPU:
+        try:
+            host = np.from_dlpack(x, device="cpu", copy=True)  # the producer copies to the host
+        except (BufferError, TypeError, ValueError) as exc:
+            raise BufferError(
+                f"from_dlpack: {type(x).__name__} lives on DLPack device {kind}, which no installed "
+                f"ndplane device shares and which would not export a host copy ({exc}); copy it to "
+                f"the host first (e.g. tensor.cpu())."
+            ) from None
+    else:
+        host = np.from_dlpack(x)
+    return _creation.asarray(host, device=target, copy=True)
 

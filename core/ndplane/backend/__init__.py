@@ -15,6 +15,7 @@ from .ops import (
     CAPABILITIES,
     COMPARISON_OPS,
     DEFAULT_DTYPE_KINDS,
+    DLPACK,
     FFT,
     FFT_OPS,
     FUSED_OPS,
@@ -34,5 +35,5 @@ from .spec import BackendSpec
 __all__ = [
     "Backend", "Ref", "BackendSpec", "hookimpl", "hookspec", "PROTOCOL_VERSION",
     "ALL_OPS", "UNARY_OPS", "BINARY_OPS", "COMPARISON_OPS", "REDUCE_OPS", "SCAN_OPS",
-    "KERNEL_OPS", "FUSED_OPS", "LINALG_OPS", "FFT_OPS", "LINALG", "FFT", "CAPABILITIES", "STRIDED", "INPLACE", "HOST_RESIDENT", "DEFAULT_DTYPE_KINDS",
+    "KERNEL_OPS", "FUSED_OPS", "LINALG_OPS", "FFT_OPS", "LINALG", "FFT", "CAPABILITIES", "STRIDED", "INPLACE", "HOST_RESIDENT", "DLPACK", "DEFAULT_DTYPE_KINDS",
 ]  # fmt: skip

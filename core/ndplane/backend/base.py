@@ -110,6 +110,9 @@ class Backend:
     #: fallback on purpose: they run there without a ``FallbackWarning``, even under
     #: ``NDPLANE_FALLBACK=error``, because the backend declared it.
     host_ops: frozenset[str] = frozenset()
+    #: With the ``"dlpack"`` capability: the DLPack ``(device_type, device_id)`` of this
+    #: device's memory (``(1, 0)`` CPU, ``(2, n)`` CUDA device n, ...).
+    dlpack_device: tuple[int, int] | None = None
     #: Lines ``ndplane info`` prints about this device (e.g. which hardware features gave which
     #: dtypes); informational only.
     notes: tuple[str, ...] = ()
@@ -310,6 +313,28 @@ class Backend:
         or ``"forward"`` (1/n forward), with NumPy's meaning of forward for each op.
         """
         raise NotImplementedError(f"need fft {op!r}")
+
+    # -- optional extension: capability "dlpack" ------------------------------
+
+    def export_dlpack(self, ref: Ref, owner: Any, stream: Any) -> Any:
+        """An object whose ``__dlpack__`` (with or without ``max_version``) and
+        ``__dlpack_device__`` share ``ref``'s memory with no copy, and which keeps ``owner``
+        (the exporting Array) alive as long as a consumer holds what it exported.
+
+        ``stream`` is the consumer's, as it passed it to ``Array.__dlpack__``: before this
+        returns, all work queued on the device is ordered before that stream (None: finished;
+        -1: no ordering asked for; otherwise a device-specific handle, e.g. a
+        ``cudaStream_t`` as an integer, 1 and 2 CUDA's legacy and per-thread default streams).
+        """
+        raise NotImplementedError("need export_dlpack")
+
+    def import_dlpack(self, obj: Any) -> tuple[Any, str, tuple[int, ...], tuple[int, ...], int] | None:
+        """Wrap the memory of ``obj`` (a DLPack producer whose ``__dlpack_device__`` is this
+        device's) with no copy: ``(buffer, dtype name, shape, strides in elements, nbytes)``,
+        element 0 at the buffer's start; ``free`` of that buffer releases ``obj``. The device
+        orders its later work after the producer's (pass the device's stream to ``__dlpack__``).
+        None where it cannot share (e.g. a layout it does not take): the core then copies."""
+        raise NotImplementedError("need import_dlpack")
 
     def random_bits(self, key: int, counter: int, out: Ref) -> None:
         """Fill the 1-D uint32 ``out`` with the Philox-4x32-10 stream: word ``i`` is word

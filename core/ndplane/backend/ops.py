@@ -74,4 +74,10 @@ FFT_OPS = frozenset({"fft", "ifft", "rfft", "irfft", "hfft", "ihfft"})
 """``Backend.fft(op, x, out, norm)`` ops: one-dimensional transforms along the last axis.
 The n-dimensional transforms, padding/truncation and the shifts are core composites."""
 
-CAPABILITIES = CAPABILITIES | {LINALG, FFT}
+DLPACK = "dlpack"
+"""The backend shares its memory through DLPack without a copy: it sets
+``Backend.dlpack_device`` and implements ``Backend.export_dlpack`` and ``Backend.import_dlpack``.
+Optional (without it a device array exports a host copy and imports by copying), so adding it
+left :data:`PROTOCOL_VERSION` unchanged."""
+
+CAPABILITIES = CAPABILITIES | {LINALG, FFT, DLPACK}

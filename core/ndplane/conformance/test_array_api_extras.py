@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gc
 import operator
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ndplane as nd
+from ndplane.backend import DLPACK
 from ndplane.conformance import _helpers as h
 
 SMALL = h.Values(-5, 5, special=False)
@@ -286,8 +287,53 @@ def test_dlpack(device: nd.Device, data: st.DataObject) -> None:
             continue
         if kind == (1, 0):
             h.assert_values(np.from_dlpack(a.x), a.ref, dtype, exact=True)
+    backend = device.backend
+    if DLPACK in backend.capabilities and backend.dlpack_device == (1, 0):
+        src = np.zeros(2, h.np_dtype(h.supported(device, ("float",))[-1]))
+        y = nd.from_dlpack(src, device=device, copy=False)  # NumPy's memory, shared
+        src[1] = 5
+        assert y.tolist() == [0, 5]
+    else:
+        with pytest.raises(BufferError):
+            nd.from_dlpack(np.zeros(2), device=device, copy=False)
+
+
+class _Producer:
+    """Any DLPack producer (not an ndplane Array, so from_dlpack takes no shortcut)."""
+
+    def __init__(self, x: Any) -> None:
+        self.x = x
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.x.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.x.__dlpack_device__()
+
+
+def test_dlpack_shares_device_memory_both_ways(device: nd.Device) -> None:
+    """Backends with the "dlpack" capability export their memory and wrap a producer's on the
+    same device without a copy (the cuda device and PyTorch CUDA tensors, say); the wrapped
+    memory stays valid after the producer's Array is gone, and is freed with the last user."""
+    backend = device.backend
+    if DLPACK not in backend.capabilities:
+        pytest.skip(f"{device} does not declare the dlpack capability")
+    dtype = h.supported(device, ("float",))[-1]
+    x = nd.arange(6, dtype=dtype, device=device)
+    assert x.__dlpack_device__() == backend.dlpack_device
+    y = nd.from_dlpack(_Producer(nd.reshape(x, (2, 3))), device=device, copy=False)
+    assert y.device == device and y.shape == (2, 3)
+    y[0, 1] = 40  # through the wrap, into x's memory
+    assert x.tolist() == [0, 40, 2, 3, 4, 5]
+    copied = nd.from_dlpack(_Producer(x), device=device, copy=True)
+    copied[0] = 7
+    assert x[0] == 0
+    del x
+    gc.collect()
+    assert y.tolist() == [[0, 40, 2], [3, 4, 5]]
     with pytest.raises(BufferError):
-        nd.from_dlpack(np.zeros(2), device=device, copy=False)
+        x2 = nd.arange(3, dtype=dtype, device=device)
+        x2.__dlpack__(dl_device=(99, 0))
 
 
 def test_exported_memory_outlives_the_array(device: nd.Device) -> None:

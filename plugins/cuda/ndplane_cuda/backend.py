@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 import ndplane
-from ndplane.backend import FFT_OPS, LINALG_OPS, STRIDED, Backend, BackendSpec, Ref, hookimpl
+from ndplane.backend import DLPACK, FFT_OPS, LINALG_OPS, STRIDED, Backend, BackendSpec, Ref, hookimpl
 
 _M64 = (1 << 64) - 1
 # The single-kernel methods of the protocol this adapter implements below.
@@ -87,13 +87,14 @@ def _make_backend_class() -> type[Backend]:
         name = "cuda"
         dtypes = frozenset(ndplane.ALL_DTYPES)
         default_dtypes = _DEFAULTS
-        capabilities = frozenset({STRIDED})
+        capabilities = frozenset({STRIDED, DLPACK})
         ops = native_ops
         host_ops = _HOST_OPS
         notes = _NOTES
 
         def __init__(self, index: int = 0) -> None:
             self.index = index
+            self.dlpack_device = (2, index)  # kDLCUDA
             self.device_name, self.multiprocessors = native.device_info(index)
             native.set_grid_limit(self.multiprocessors * 8)
 
@@ -132,6 +133,15 @@ def _make_backend_class() -> type[Backend]:
 
         def synchronize(self) -> None:
             native.synchronize(self.index)
+
+        # -- DLPack: the device memory itself, ordered by CUDA events
+        export_dlpack = staticmethod(native.export_dlpack)
+
+        def import_dlpack(self, obj: Any) -> tuple[Any, str, tuple[int, ...], tuple[int, ...], int] | None:
+            # NOTE: our stream to the producer, so its pending work is ordered before ours (the
+            # non-blocking stream does not wait for the legacy default stream by itself).
+            capsule = obj.__dlpack__(stream=native.stream_handle(self.index))
+            return native.import_dlpack(self.index, capsule)  # type: ignore[no-any-return]
 
         # -- compute
         unary = staticmethod(native.unary)

@@ -2,6 +2,7 @@
 // buffer before any kernel runs, converts scalars and calls the launchers on the device's
 // stream. Kernels are asynchronous; to_host and synchronize wait.
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -22,10 +23,12 @@ namespace {
 // ---------------------------------------------------------------------------
 struct Buffer {
     int device;
-    Block* block;
+    Block* block;  // from the caching allocator; nullptr for memory imported through DLPack
     int64_t nbytes;
     bool freed = false;
-    char* ptr() const { return block->ptr; }
+    char* external = nullptr;  // imported memory: element 0 of the producer's tensor,
+    nb::ndarray<> imported;    // which this holds (the producer frees it when released)
+    char* ptr() const { return block ? block->ptr : external; }
     ~Buffer();
 };
 
@@ -54,6 +57,10 @@ void free_buffer(Buffer& b) {
     if (b.freed) return;
     b.freed = true;
     if (g_finalizing) return;  // the runtime may be gone; the process is ending
+    if (!b.block) {
+        b.imported = nb::ndarray<>();  // the producer's deleter runs (the GIL is held: from Python)
+        return;
+    }
     DeviceState& d = ndp::device(b.device);
     d.allocator->release(b.block);
 }
@@ -568,6 +575,86 @@ void py_sort(nb::handle x, nb::handle values_out, nb::handle indices_out, bool d
     check_launch(d, "sort");
 }
 
+// ---------------------------------------------------------------------------
+// DLPack: device memory shared with PyTorch, CuPy, JAX ... both ways (device type CUDA)
+// ---------------------------------------------------------------------------
+nb::dlpack::dtype dl_dtype(int dt) {
+    using C = nb::dlpack::dtype_code;
+    const C code = dt == BOOL ? C::Bool : dt <= I64 ? C::Int : dt <= U64 ? C::UInt : dt <= F64 ? C::Float : C::Complex;
+    return {static_cast<uint8_t>(code), static_cast<uint8_t>(ITEMSIZE[dt] * 8), 1};
+}
+
+int from_dl_dtype(nb::dlpack::dtype t) {
+    for (int dt = 0; dt < NDT; ++dt)
+        if (dl_dtype(dt) == t) return dt;
+    throw type_error("from_dlpack: the tensor's dtype (DLPack code " + std::to_string(t.code) + ", " +
+                     std::to_string(t.bits) + " bits, " + std::to_string(t.lanes) + " lanes) is no ndplane dtype.");
+}
+
+// Orders the device's queued work before the consumer's stream (DLPack's `stream`): None waits
+// for it to finish, -1 asks for nothing, 1 and 2 are the legacy and per-thread default streams,
+// any other integer a cudaStream_t.
+void order_before_consumer(DeviceState& d, nb::handle stream) {
+    if (stream.is_none()) {
+        nb::gil_scoped_release release;
+        check(d, cudaStreamSynchronize(d.stream), "__dlpack__");
+        return;
+    }
+    const int64_t s = nb::cast<int64_t>(stream);
+    if (s == -1) return;
+    if (s == 0)
+        throw std::invalid_argument("__dlpack__: stream=0 is ambiguous for CUDA and DLPack forbids it; pass 1 (the "
+                                    "legacy default stream), 2 (per-thread default) or a stream handle.");
+    cudaStream_t c = s == 1 ? cudaStreamLegacy : s == 2 ? cudaStreamPerThread
+                                                       : reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(s));
+    if (c == d.stream) return;
+    cudaEvent_t ev = nullptr;
+    check(d, cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "__dlpack__");
+    cudaError_t err = cudaEventRecord(ev, d.stream);
+    if (err == cudaSuccess) err = cudaStreamWaitEvent(c, ev, 0);
+    cudaEventDestroy(ev);  // released once the wait has happened
+    check(d, err, "__dlpack__");
+}
+
+// An nb_ndarray (it has __dlpack__ and __dlpack_device__) over ref's memory, holding `owner`.
+nb::object py_export_dlpack(nb::handle ref, nb::handle owner, nb::handle stream) {
+    Parsed p = parse(ref, "__dlpack__");
+    DeviceState& d = ndp::device(p.buf->device);
+    order_before_consumer(d, stream);
+    size_t shape[64];
+    for (int i = 0; i < p.v.ndim; ++i) shape[i] = static_cast<size_t>(p.v.shape[i]);
+    nb::ndarray<> a(p.v.data, static_cast<size_t>(p.v.ndim), shape, owner, p.v.strides, dl_dtype(p.v.dtype),
+                    nb::device::cuda::value, p.buf->device);
+    return a.cast(nb::rv_policy::reference);
+}
+
+// A capsule of CUDA memory on `device` as (Buffer, dtype name, shape, strides, nbytes), the
+// Buffer holding the capsule's tensor; None for a layout with negative strides (the core copies).
+nb::object py_import_dlpack(int device, nb::handle capsule) {
+    nb::ndarray<> a = nb::cast<nb::ndarray<>>(capsule);
+    if (a.device_type() != nb::device::cuda::value || a.device_id() != device)
+        throw std::invalid_argument("from_dlpack: the tensor is on DLPack device (" + std::to_string(a.device_type()) +
+                                    ", " + std::to_string(a.device_id()) + "), not cuda:" + std::to_string(device) + ".");
+    const int dt = from_dl_dtype(a.dtype());
+    nb::list shape, strides;
+    int64_t hi = 0;
+    bool empty = false;
+    for (size_t i = 0; i < a.ndim(); ++i) {
+        const int64_t n = static_cast<int64_t>(a.shape(i)), st = a.stride(i);
+        if (st < 0) return nb::none();
+        empty |= n == 0;
+        hi += n > 0 ? (n - 1) * st : 0;
+        shape.append(n);
+        strides.append(st);
+    }
+    const int64_t nbytes = empty ? 0 : (hi + 1) * ITEMSIZE[dt];
+    auto* b = new Buffer{device, nullptr, nbytes};
+    b->external = static_cast<char*>(a.data());
+    b->imported = a;
+    return nb::make_tuple(nb::cast(b, nb::rv_policy::take_ownership), DT_NAME[dt], nb::tuple(shape), nb::tuple(strides),
+                          nbytes);
+}
+
 nb::dict op_dtypes() {
     const Tables& t = tables();
     nb::dict unary, binary;
@@ -774,6 +861,10 @@ NB_MODULE(_native, m) {
     m.def("scan", &py_scan);
     m.def("matmul", &py_matmul);
     m.def("random_bits", &py_random_bits);
+    m.def("export_dlpack", &py_export_dlpack, nb::arg("ref"), nb::arg("owner"), nb::arg("stream").none());
+    m.def("import_dlpack", &py_import_dlpack);
+    m.def("stream_handle", [](int index) { return reinterpret_cast<uintptr_t>(device(index).stream); },
+          "The device's cudaStream_t as an integer (what a DLPack producer orders its work before).");
     m.def("take", &py_take);
     m.def("scatter_add", &py_scatter_add);
     m.def("sort", &py_sort, nb::arg("x"), nb::arg("values_out").none(), nb::arg("indices_out").none(),

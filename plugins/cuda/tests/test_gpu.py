@@ -160,3 +160,25 @@ def test_scatter_add_is_numpys_add_at_bit_for_bit(dtype: str) -> None:
         out = on_gpu(base)
         out.device.backend.scatter_add(out._ref, on_gpu(idx)._ref, on_gpu(vals)._ref)
         np.testing.assert_array_equal(out.to_numpy(), want)
+
+
+# -- DLPack with PyTorch on the same GPU ----------------------------------------------------
+def test_dlpack_shares_memory_with_pytorch_both_ways() -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch sees no CUDA device")
+    x = nd.arange(1 << 20, dtype=nd.float32, device="cuda") * 2.0  # queued, maybe unfinished
+    t = torch.from_dlpack(x)  # ordered before PyTorch's current stream by an event
+    assert t.device.type == "cuda" and t.data_ptr() == torch.from_dlpack(x).data_ptr()
+    assert t[-1].item() == 2.0 * ((1 << 20) - 1)
+    t[0] = 100.0
+    assert x[0] == 100.0
+    u = torch.arange(1 << 20, dtype=torch.float64, device="cuda") * 3  # on PyTorch's stream
+    y = nd.from_dlpack(u, copy=False)  # our stream waits for PyTorch's
+    assert y.device == nd.Device("cuda") and y.dtype == nd.float64
+    assert y[-1] == 3.0 * ((1 << 20) - 1)
+    y[1] = -1.0
+    nd.Device("cuda").backend.synchronize()
+    assert u[1].item() == -1.0
+    del u
+    assert float(nd.sum(y)) == float(np.sum(np.arange(1 << 20) * 3.0)) - 3.0 - 1.0  # y keeps the memory

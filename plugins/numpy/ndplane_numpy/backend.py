@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 import ndplane
-from ndplane.backend import ALL_OPS, HOST_RESIDENT, INPLACE, STRIDED, Backend, BackendSpec, Ref, hookimpl
+from ndplane.backend import ALL_OPS, DLPACK, HOST_RESIDENT, INPLACE, STRIDED, Backend, BackendSpec, Ref, hookimpl
 from ndplane.backend import reference as K
 from ndplane.backend.ops import FFT, FFT_OPS, LINALG, LINALG_OPS
 
@@ -34,6 +34,33 @@ _DEFAULTS_32 = {
     "integral": ndplane.int32, "indexing": ndplane.int32,
 }  # fmt: skip
 _NO_64 = _ALL - {ndplane.float64, ndplane.complex128, ndplane.int64, ndplane.uint64}
+_NAMES = {d.dtype: d.name for d in ndplane.ALL_DTYPES}
+
+
+class _Held:
+    """``__array_interface__`` of a view, and the Array it came from: the base of the array the
+    capsule holds, so the Array (and its Storage) lives as long as the consumer's tensor."""
+
+    __slots__ = ("__array_interface__", "view", "owner")
+
+    def __init__(self, view: np.ndarray, owner: Any) -> None:
+        self.__array_interface__ = view.__array_interface__
+        self.view, self.owner = view, owner
+
+
+class _Exported:
+    """What ``export_dlpack`` hands the core: NumPy's DLPack export of the held view."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, view: np.ndarray, owner: Any) -> None:
+        self.array = np.asarray(_Held(view, owner))
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)
 
 
 class NumpyBackend(Backend):
@@ -53,7 +80,8 @@ class NumpyBackend(Backend):
         self.index = index
         self.dtypes = dtypes
         self.default_dtypes = dict(default_dtypes or _DEFAULTS_64)
-        base = {HOST_RESIDENT, INPLACE, LINALG, FFT}  # NumPy ufuncs handle out= aliasing an input
+        base = {HOST_RESIDENT, INPLACE, LINALG, FFT, DLPACK}  # NumPy ufuncs handle out= aliasing an input
+        self.dlpack_device = (1, 0)
         self.capabilities = frozenset(base | {STRIDED} if strided else base)
         self._buffers = 0
         self._bytes = 0
@@ -96,6 +124,19 @@ class NumpyBackend(Backend):
 
     def to_host(self, ref: Ref) -> np.ndarray:
         return _view(ref)
+
+    # -- DLPack: NumPy's own, on views of the buffers
+    def export_dlpack(self, ref: Ref, owner: Any, stream: Any) -> Any:
+        return _Exported(_view(ref), owner)
+
+    def import_dlpack(self, obj: Any) -> tuple[Any, str, tuple[int, ...], tuple[int, ...], int] | None:
+        a = np.from_dlpack(obj)
+        if not (a.flags.c_contiguous and a.flags.writeable and a.dtype in _NAMES):
+            return None  # a view, read-only or of no ndplane dtype: the core copies
+        buf = a.reshape(-1).view(np.uint8)
+        self._buffers += 1
+        self._bytes += buf.nbytes
+        return buf, _NAMES[a.dtype], a.shape, tuple(s // a.itemsize for s in a.strides), buf.nbytes
 
     def copy(self, src: Ref, dst: Ref) -> None:
         np.copyto(_view(dst), _view(src))
