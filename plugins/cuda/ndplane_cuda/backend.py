@@ -81,13 +81,14 @@ def _make_backend_class() -> type[Backend]:
 
     class CudaBackend(Backend):
         """CUDA kernels on one NVIDIA GPU: strided elementwise, deterministic reductions and
-        scans, cuBLAS matmul, radix sort, take and a deterministic scatter_add, Philox random
-        bits; asynchronous on one stream per device."""
+        scans, cuBLAS matmul, radix sort, take and a deterministic scatter_add, fused softmax,
+        log_softmax, logsumexp and layer_norm, Philox random bits; asynchronous on one stream
+        per device."""
 
         name = "cuda"
         dtypes = frozenset(ndplane.ALL_DTYPES)
         default_dtypes = _DEFAULTS
-        capabilities = frozenset({STRIDED, DLPACK})
+        capabilities = frozenset({STRIDED, DLPACK} | {f"fused:{op}" for op in native.fused_ops()})
         ops = native_ops
         host_ops = _HOST_OPS
         notes = _NOTES
@@ -151,6 +152,7 @@ def _make_backend_class() -> type[Backend]:
         reduce = staticmethod(native.reduce)
         scan = staticmethod(native.scan)
         matmul = staticmethod(native.matmul)
+        fused = staticmethod(native.fused)
         take = staticmethod(native.take)
         scatter_add = staticmethod(native.scatter_add)
         sort = staticmethod(native.sort)

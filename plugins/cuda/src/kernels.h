@@ -106,6 +106,14 @@ bool sort_ok(int dtype, int index_dtype);
 void launch_sort(const Rows& x, int dtype, char* values_out, char* indices_out, int index_dtype, bool descending,
                  Scratch& scratch, Stream s);
 
+// The fused row ops (fused.cu): x and out C-contiguous (M, K) (logsumexp: out (M,)) of one
+// float dtype; layer_norm's weight and bias (K,) of that dtype or nullptr.
+enum FusedOp : int { FU_SOFTMAX, FU_LOG_SOFTMAX, FU_LOGSUMEXP, FU_LAYER_NORM, NFUSED };
+inline constexpr const char* FUSED_NAMES[NFUSED] = {"softmax", "log_softmax", "logsumexp", "layer_norm"};
+bool fused_ok(int dtype);
+void launch_fused(int op, int dtype, const char* x, char* out, int64_t m, int64_t k, const char* w, const char* b,
+                  double eps, Stream s);
+
 // Philox-4x32-10: word i of out is word i % 4 of Philox(key, counter + i / 4).
 void launch_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, uint32_t* out, int64_t n, Stream s);
 

@@ -575,6 +575,51 @@ void py_sort(nb::handle x, nb::handle values_out, nb::handle indices_out, bool d
     check_launch(d, "sort");
 }
 
+// fused(op, (x, weight, bias), out, params): see kernels.h; weight and bias only for layer_norm.
+void py_fused(const std::string& op, nb::tuple inputs, nb::handle out, nb::dict params) {
+    const int code = lookup(FUSED_NAMES, NFUSED, op, "fused");
+    if (inputs.size() < 1) throw std::invalid_argument("fused: inputs must start with x.");
+    Parsed px = parse(inputs[0], "fused"), po = parse(out, "fused");
+    same_device(px, po, "fused");
+    const int dt = px.v.dtype;
+    if (!fused_ok(dt))
+        throw type_error(std::string("fused: only float16, float32 and float64 are fused; got ") + DT_NAME[dt] + ".");
+    if (po.v.dtype != dt) throw std::invalid_argument("fused: out must have x's dtype.");
+    if (px.v.ndim != 2) throw std::invalid_argument("fused: x must be a C-contiguous (M, K) array.");
+    const int64_t m = px.v.shape[0], k = px.v.shape[1];
+    const bool rows = code == FU_LOGSUMEXP;
+    if (!c_contiguous_2d(px.v, m, k) ||
+        (rows ? (po.v.ndim != 1 || po.v.shape[0] != m || (m > 1 && po.v.strides[0] != 1)) : !c_contiguous_2d(po.v, m, k)))
+        throw std::invalid_argument("fused: expected a C-contiguous x (M, K) and out (M, K), or (M,) for logsumexp.");
+    DeviceState& d = ndp::device(po.buf->device);
+    std::vector<Block*> temps;
+    struct Release {
+        DeviceState& d;
+        std::vector<Block*>& blocks;
+        ~Release() {
+            for (Block* b : blocks) d.allocator->release(b);
+        }
+    } release{d, temps};
+    const char* wb[2] = {nullptr, nullptr};
+    for (size_t i = 1; i < 3 && i < inputs.size(); ++i) {
+        if (code != FU_LAYER_NORM || inputs[i].is_none()) continue;
+        Parsed pp = parse(inputs[i], "fused");
+        same_device(pp, po, "fused");
+        if (pp.v.ndim != 1 || pp.v.shape[0] != k)
+            throw std::invalid_argument("fused: layer_norm weight and bias must have shape (K,).");
+        if (pp.v.dtype == dt && (k <= 1 || pp.v.strides[0] == 1)) {
+            wb[i - 1] = pp.v.data;
+        } else {
+            View t;
+            temps.push_back(cast_to_temp(d, pp.v, dt, t));
+            wb[i - 1] = t.data;
+        }
+    }
+    const double eps = params.contains("eps") ? nb::cast<double>(params["eps"]) : 1e-5;
+    launch_fused(code, dt, px.v.data, po.v.data, m, k, wb[0], wb[1], eps, d.stream);
+    check_launch(d, "fused");
+}
+
 // ---------------------------------------------------------------------------
 // DLPack: device memory shared with PyTorch, CuPy, JAX ... both ways (device type CUDA)
 // ---------------------------------------------------------------------------
@@ -861,6 +906,12 @@ NB_MODULE(_native, m) {
     m.def("scan", &py_scan);
     m.def("matmul", &py_matmul);
     m.def("random_bits", &py_random_bits);
+    m.def("fused", &py_fused);
+    m.def("fused_ops", [] {
+        nb::list l;
+        for (auto* n : FUSED_NAMES) l.append(n);
+        return l;
+    });
     m.def("export_dlpack", &py_export_dlpack, nb::arg("ref"), nb::arg("owner"), nb::arg("stream").none());
     m.def("import_dlpack", &py_import_dlpack);
     m.def("stream_handle", [](int index) { return reinterpret_cast<uintptr_t>(device(index).stream); },

@@ -13,6 +13,7 @@ import pytest
 from ndplane_cuda import backend as cuda_backend
 
 import ndplane as nd
+import ndplane.nn.functional as F
 from ndplane.backend import reference
 
 ok, _count, reason = cuda_backend._probe()
@@ -182,3 +183,27 @@ def test_dlpack_shares_memory_with_pytorch_both_ways() -> None:
     assert u[1].item() == -1.0
     del u
     assert float(nd.sum(y)) == float(np.sum(np.arange(1 << 20) * 3.0)) - 3.0 - 1.0  # y keeps the memory
+
+
+# -- fused row kernels ------------------------------------------------------------------------
+@pytest.mark.parametrize("k", [1, 7, 256, 1000, 70000])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_fused_rows_match_float64(k: int, dtype: str) -> None:
+    a = (RNG.standard_normal((5, k)) * 4).astype(dtype)
+    a[1, 0] = np.nan
+    a[2, :] = -np.inf
+    x = on_gpu(a)
+    assert "fused:softmax" in x.device.backend.capabilities
+    w, b = RNG.standard_normal(k).astype(dtype), RNG.standard_normal(k).astype(dtype)
+    r = a.astype(np.float64)
+    with np.errstate(all="ignore"):
+        e = np.exp(r - r.max(-1, keepdims=True))
+        lse = np.log(np.exp(r - np.where(np.isfinite(r.max(-1, keepdims=True)), r.max(-1, keepdims=True), 0)).sum(-1)) \
+            + np.where(np.isfinite(r.max(-1)), r.max(-1), 0)
+        mu = r.mean(-1, keepdims=True)
+        ln = (r - mu) / np.sqrt(((r - mu) ** 2).mean(-1, keepdims=True) + 1e-5) * w + b
+    tol = {"float16": 5e-3, "float32": 1e-5, "float64": 1e-12}[dtype]
+    np.testing.assert_allclose(F.softmax(x, axis=-1).to_numpy(), e / e.sum(-1, keepdims=True), rtol=tol, atol=tol)
+    np.testing.assert_allclose(F.logsumexp(x, axis=-1).to_numpy(), lse, rtol=tol, atol=tol)
+    np.testing.assert_allclose(F.layer_norm(x, (k,), on_gpu(w), on_gpu(b)).to_numpy(), ln,
+                               rtol=tol * 10, atol=tol * 10)

@@ -1,0 +1,102 @@
+// The fused row kernels the cpu backend declares too: softmax, log_softmax, logsumexp and
+// layer_norm over C-contiguous (M, K) rows of float16, float32 or float64. One block per row:
+// each pass a strided sweep of the row (which stays in L2 between passes) and a fixed
+// shared-memory tree, so results are deterministic; the arithmetic is the core's generic
+// algorithm's (core/ndplane/composite), in float for float16.
+#include "elementwise.cuh"
+
+namespace ndp {
+
+namespace {
+
+template <class C> struct MaxOp {
+    __device__ static C f(C a, C b) { return ops::maximum::f(a, b); }  // NaN propagates
+};
+template <class C> struct SumOp {
+    __device__ static C f(C a, C b) { return a + b; }
+};
+
+// The block's values combined in a fixed tree; every thread gets the result.
+template <class Op, class C> __device__ C block_tree(C v, C* s) {
+    s[threadIdx.x] = v;
+    for (int w = BLOCK / 2; w > 0; w /= 2) {
+        __syncthreads();
+        if (int(threadIdx.x) < w) s[threadIdx.x] = Op::f(s[threadIdx.x], s[threadIdx.x + w]);
+    }
+    __syncthreads();
+    const C r = s[0];
+    __syncthreads();  // s is written again by the next tree
+    return r;
+}
+
+template <class T, int OP>
+__global__ void __launch_bounds__(BLOCK) fused_rows_kernel(const T* __restrict__ x, T* __restrict__ out, int64_t m,
+                                                          int64_t k, const T* __restrict__ w, const T* __restrict__ b,
+                                                          double eps) {
+    using C = compute_t<T>;
+    __shared__ C s[BLOCK];
+    for (int64_t r = blockIdx.x; r < m; r += gridDim.x) {
+        const T* xr = x + r * k;
+        if constexpr (OP == FU_LAYER_NORM) {
+            C acc = 0;
+            for (int64_t j = threadIdx.x; j < k; j += BLOCK) acc += widen(xr[j]);
+            const C mu = block_tree<SumOp<C>>(acc, s) / C(k);
+            acc = 0;
+            for (int64_t j = threadIdx.x; j < k; j += BLOCK) {
+                const C d = widen(xr[j]) - mu;
+                acc += d * d;
+            }
+            const C rstd = C(1) / ::sqrt(block_tree<SumOp<C>>(acc, s) / C(k) + C(eps));
+            T* o = out + r * k;
+            for (int64_t j = threadIdx.x; j < k; j += BLOCK) {
+                C v = (widen(xr[j]) - mu) * rstd;
+                if (w) v = v * widen(w[j]);
+                if (b) v = v + widen(b[j]);
+                o[j] = convert<T>(v);
+            }
+        } else {
+            C mx = -cuda::std::numeric_limits<C>::infinity();
+            for (int64_t j = threadIdx.x; j < k; j += BLOCK) mx = MaxOp<C>::f(mx, widen(xr[j]));
+            mx = block_tree<MaxOp<C>>(mx, s);
+            // logsumexp shifts by a finite max only (an infinite one gives inf or -inf itself)
+            const C shift = OP == FU_LOGSUMEXP && !::isfinite(mx) ? C(0) : mx;
+            C acc = 0;
+            for (int64_t j = threadIdx.x; j < k; j += BLOCK) acc += ::exp(widen(xr[j]) - shift);
+            const C sum = block_tree<SumOp<C>>(acc, s);
+            if constexpr (OP == FU_LOGSUMEXP) {
+                if (threadIdx.x == 0) out[r] = convert<T>(::log(sum) + shift);
+            } else if constexpr (OP == FU_SOFTMAX) {
+                for (int64_t j = threadIdx.x; j < k; j += BLOCK) out[r * k + j] = convert<T>(::exp(widen(xr[j]) - mx) / sum);
+            } else {
+                const C ls = ::log(sum);
+                for (int64_t j = threadIdx.x; j < k; j += BLOCK) out[r * k + j] = convert<T>((widen(xr[j]) - mx) - ls);
+            }
+        }
+    }
+}
+
+using FusedFn = void (*)(const char*, char*, int64_t, int64_t, const char*, const char*, double, cudaStream_t);
+template <class T, int OP>
+void run_fused(const char* x, char* out, int64_t m, int64_t k, const char* w, const char* b, double eps, cudaStream_t s) {
+    const unsigned grid = static_cast<unsigned>(m < g_grid_limit ? m : g_grid_limit);
+    fused_rows_kernel<T, OP><<<grid, BLOCK, 0, s>>>(reinterpret_cast<const T*>(x), reinterpret_cast<T*>(out), m, k,
+                                                    reinterpret_cast<const T*>(w), reinterpret_cast<const T*>(b), eps);
+}
+template <class T> struct FusedRow {
+    static constexpr FusedFn fns[NFUSED] = {&run_fused<T, FU_SOFTMAX>, &run_fused<T, FU_LOG_SOFTMAX>,
+                                            &run_fused<T, FU_LOGSUMEXP>, &run_fused<T, FU_LAYER_NORM>};
+};
+
+}  // namespace
+
+bool fused_ok(int dtype) { return dtype == F16 || dtype == F32 || dtype == F64; }
+
+void launch_fused(int op, int dtype, const char* x, char* out, int64_t m, int64_t k, const char* w, const char* b,
+                  double eps, Stream s) {
+    if (!fused_ok(dtype) || op < 0 || op >= NFUSED) throw std::invalid_argument("fused: no kernel for this op and dtype.");
+    if (m <= 0) return;
+    const FusedFn* row = dtype == F16 ? FusedRow<f16>::fns : dtype == F32 ? FusedRow<float>::fns : FusedRow<double>::fns;
+    row[op](x, out, m, k, w, b, eps, static_cast<cudaStream_t>(s));
+}
+
+}  // namespace ndp
