@@ -25,6 +25,7 @@ from .backend.ops import DLPACK
 __all__ = ["from_dlpack"]
 
 _CPU = 1
+_CUDA = 2  # kDLCUDA: the memory __cuda_array_interface__ describes
 
 
 class _Keeper:
@@ -94,6 +95,29 @@ def __dlpack__(self: Array, /, *, stream: Any = None, max_version: tuple[int, in
     if max_version is None:
         return host.__dlpack__(stream=stream)
     return host.__dlpack__(stream=stream, max_version=cast("tuple[int, int]", tuple(max_version)))
+
+
+def cuda_array_interface(self: Array) -> dict[str, Any]:
+    """Numba's CUDA Array Interface (version 3) of an array in CUDA memory: its address, layout
+    and the stream its pending work is on (consumers synchronise with it). Arrays elsewhere
+    have no such attribute (``hasattr`` is False); DLPack serves every device.
+    """
+    st = self._storage
+    backend = st.backend
+    if DLPACK not in backend.capabilities or (backend.dlpack_device or (0, 0))[0] != _CUDA:
+        raise AttributeError(f"__cuda_array_interface__: an array on '{st.device}' is not in CUDA memory.")
+    r = self._ref
+    address, stream = backend.device_pointer(r)
+    itemsize = r.dtype.itemsize
+    return {
+        "shape": r.shape,
+        "typestr": r.dtype.dtype.str,
+        "descr": [("", r.dtype.dtype.str)],
+        "data": (address if r.size else 0, False),
+        "strides": None if r.contiguous else tuple(s * itemsize for s in r.strides),
+        "version": 3,
+        "stream": stream,
+    }
 
 
 def _capsule(producer: Any, max_version: Any) -> Any:

@@ -177,6 +177,7 @@ METHODS: dict[str, Any] = {
     "__setitem__": _subscript.setitem,
     "__dlpack__": _dlpack.__dlpack__,
     "__dlpack_device__": _dlpack.__dlpack_device__,
+    "__cuda_array_interface__": property(_dlpack.cuda_array_interface, doc=_dlpack.cuda_array_interface.__doc__),
     "__array_namespace__": __array_namespace__,
     "__reduce_ex__": _creation.reduce_ex,
     # NumPy's protocols (NEP 18, NEP 13) and the NumPy-style methods Dask calls on chunks

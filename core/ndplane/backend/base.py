@@ -336,6 +336,13 @@ class Backend:
         None where it cannot share (e.g. a layout it does not take): the core then copies."""
         raise NotImplementedError("need import_dlpack")
 
+    def device_pointer(self, ref: Ref) -> tuple[int, int | None]:
+        """With ``"dlpack"`` on CUDA memory (``dlpack_device[0] == 2``): the address of ``ref``'s
+        element 0 and the stream (a ``cudaStream_t`` as an integer) its pending work is queued
+        on, or None when none is pending -- what ``__cuda_array_interface__`` (version 3) hands
+        a consumer, which then synchronises with that stream itself."""
+        raise NotImplementedError("need device_pointer")
+
     def random_bits(self, key: int, counter: int, out: Ref) -> None:
         """Fill the 1-D uint32 ``out`` with the Philox-4x32-10 stream: word ``i`` is word
         ``i % 4`` of Philox(key, counter + i // 4), ``key`` a 64-bit and ``counter`` a

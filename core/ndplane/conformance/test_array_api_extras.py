@@ -334,6 +334,8 @@ def test_dlpack_shares_device_memory_both_ways(device: nd.Device) -> None:
     with pytest.raises(BufferError):
         x2 = nd.arange(3, dtype=dtype, device=device)
         x2.__dlpack__(dl_device=(99, 0))
+    # __cuda_array_interface__ exactly where the memory is CUDA's
+    assert hasattr(y, "__cuda_array_interface__") == (backend.dlpack_device[0] == 2)
 
 
 def test_exported_memory_outlives_the_array(device: nd.Device) -> None:

@@ -137,6 +137,7 @@ def _make_backend_class() -> type[Backend]:
 
         # -- DLPack: the device memory itself, ordered by CUDA events
         export_dlpack = staticmethod(native.export_dlpack)
+        device_pointer = staticmethod(native.device_pointer)
 
         def import_dlpack(self, obj: Any) -> tuple[Any, str, tuple[int, ...], tuple[int, ...], int] | None:
             # NOTE: our stream to the producer, so its pending work is ordered before ours (the

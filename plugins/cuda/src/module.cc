@@ -914,6 +914,11 @@ NB_MODULE(_native, m) {
     });
     m.def("export_dlpack", &py_export_dlpack, nb::arg("ref"), nb::arg("owner"), nb::arg("stream").none());
     m.def("import_dlpack", &py_import_dlpack);
+    m.def("device_pointer", [](nb::handle ref) {
+        Parsed p = parse(ref, "__cuda_array_interface__");
+        return nb::make_tuple(reinterpret_cast<uintptr_t>(p.v.data),
+                              reinterpret_cast<uintptr_t>(device(p.buf->device).stream));
+    }, "(address of the Ref's element 0, the device's cudaStream_t as an integer).");
     m.def("stream_handle", [](int index) { return reinterpret_cast<uintptr_t>(device(index).stream); },
           "The device's cudaStream_t as an integer (what a DLPack producer orders its work before).");
     m.def("take", &py_take);

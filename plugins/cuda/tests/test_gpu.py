@@ -181,6 +181,10 @@ def test_dlpack_shares_memory_with_pytorch_both_ways() -> None:
     y[1] = -1.0
     nd.Device("cuda").backend.synchronize()
     assert u[1].item() == -1.0
+    cai = x.__cuda_array_interface__
+    assert cai["version"] == 3 and cai["typestr"] == "<f4" and cai["stream"] not in (None, 0)
+    v = torch.as_tensor(x, device="cuda")  # through __cuda_array_interface__
+    assert v.data_ptr() == cai["data"][0] and v[0].item() == 100.0
     del u
     assert float(nd.sum(y)) == float(np.sum(np.arange(1 << 20) * 3.0)) - 3.0 - 1.0  # y keeps the memory
 

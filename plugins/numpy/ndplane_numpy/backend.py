@@ -20,7 +20,17 @@ from typing import Any
 import numpy as np
 
 import ndplane
-from ndplane.backend import ALL_OPS, DLPACK, HOST_RESIDENT, INPLACE, STRIDED, Backend, BackendSpec, Ref, hookimpl
+from ndplane.backend import (
+    ALL_OPS,
+    DLPACK,
+    HOST_RESIDENT,
+    INPLACE,
+    STRIDED,
+    Backend,
+    BackendSpec,
+    Ref,
+    hookimpl,
+)
 from ndplane.backend import reference as K
 from ndplane.backend.ops import FFT, FFT_OPS, LINALG, LINALG_OPS
 
