@@ -38,6 +38,24 @@ class Plugin:
                             test_only=True)]
 
 
+class NoSigmoid(NumpyBackend):
+    """The reference backend without the sigmoid kernel (a backend written before it was added)."""
+
+    ops = NumpyBackend.ops - {"sigmoid"}
+
+    def unary(self, op, x, out):  # type: ignore[no-untyped-def]
+        CALLS.append(op)
+        super().unary(op, x, out)
+
+
+class NoSigmoidPlugin:
+    @staticmethod
+    @hookimpl
+    def ndplane_register_backends() -> list[BackendSpec]:
+        return [BackendSpec(name="nosigmoid", factory=lambda i: NoSigmoid(i, name="nosigmoid"), protocol_version=1,
+                            test_only=True)]  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def sparse() -> nd.Device:
     plugins.register(Plugin, name="test-sparse")
@@ -62,6 +80,28 @@ def test_decomposition_runs_without_fallback(sparse: nd.Device) -> None:
         got = nd.logaddexp(x, nd.asarray([-np.inf, 1.0, 3.0], device=sparse)).to_numpy()
     np.testing.assert_allclose(got, np.logaddexp([1.0, -2.0, 3.0], [-np.inf, 1.0, 3.0]))
     assert "multiply" in CALLS and "subtract" not in CALLS and "square" not in CALLS
+
+
+def test_sigmoid_decomposes_where_the_kernel_is_missing() -> None:
+    """A backend without the sigmoid kernel runs the core's stable formula (no fallback), recorded
+    as one node with the row's gradient ``out * (1 - out)`` (0.25 at x = 0, 0 at the extremes)."""
+    plugins.register(NoSigmoidPlugin, name="test-nosigmoid")
+    try:
+        host = np.array([0.0, -0.0, 2.0, -3.0, 800.0, -800.0, np.inf, -np.inf, np.nan])
+        x = nd.asarray(host, device="nosigmoid")
+        x.requires_grad = True
+        CALLS.clear()
+        with nd.fallback_mode("error"), np.errstate(over="ignore"):
+            y = nd.nn.functional.sigmoid(x)
+            want = 1 / (1 + np.exp(-host))
+        assert "exp" in CALLS and "sigmoid" not in CALLS
+        np.testing.assert_allclose(y.to_numpy(), want, rtol=1e-15)
+        assert y._node is not None and y._node.name == "sigmoid"
+        nd.sum(y[:6]).backward()
+        assert x.grad is not None
+        np.testing.assert_allclose(x.grad.to_numpy()[:6], (want * (1 - want))[:6], rtol=1e-15)
+    finally:
+        plugins.unregister(name="test-nosigmoid")
 
 
 def test_host_fallback_warns_once_then_errors_when_disabled(sparse: nd.Device, monkeypatch) -> None:

@@ -44,6 +44,11 @@ __all__ = [
     "signbit", "sin", "sinh", "sqrt", "square", "subtract", "tan", "tanh", "trunc",
 ]  # fmt: skip
 
+# Rows with no Array API name: protocol ops a backend may implement, whose public function lives
+# elsewhere (``ndplane.nn.functional.sigmoid``), so the namespace stays the standard's. Each is
+# this module's attribute but not in ``__all__``.
+NOT_EXPORTED = frozenset({"sigmoid"})
+
 Operand = Array | bool | int | float | complex
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -213,7 +218,7 @@ def _row(arity: int, kinds: frozenset[str], rule: str, reference_kernel: Callabl
     def register(fn: _F) -> _F:
         name = fn.__name__
         summary, _, example = inspect.cleandoc(fn.__doc__ or "").partition("\n\n")
-        if name not in __all__:
+        if name not in __all__ and name not in NOT_EXPORTED:
             raise AssertionError(f"elementwise row {name!r} is missing from ndplane._elementwise.__all__")
         op = Op(name, arity, kinds, rule, reference_kernel, grad, saves, decompose, special, accuracy, domain, summary)
         OPS[name] = op
@@ -288,6 +293,31 @@ def _real_kernel(x: np.ndarray, out: np.ndarray) -> Any:
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
+
+
+def _sigmoid_kernel(x: np.ndarray, out: np.ndarray | None = None) -> Any:
+    # NOTE: exp(-|x|) lies in [0, 1], so nothing overflows at large |x|; float16 is computed in
+    # float32 and rounded once, as the native kernels do (float16 loops would round e, 1 + e too).
+    if x.dtype.kind != "f":  # as a ufunc without the loop (the core casts integers first)
+        raise TypeError(f"sigmoid: no loop for {x.dtype}")
+    w = x.astype(np.float32) if x.dtype == np.float16 else x
+    e = np.exp(-np.abs(w))
+    r = np.where(w >= 0, 1.0, e) / (1.0 + e)
+    if out is None:
+        return r.astype(x.dtype)
+    np.copyto(out, r, casting="unsafe")
+    return out
+
+
+def _sigmoid(x: Array) -> Array:
+    # The decomposition for backends without the kernel: the same stable formula in seven kernels.
+    # NOTE: recorded as one sigmoid node, so the gradient is the row's o * (1 - o) on every
+    # backend; differentiated through the formula it was 0 at x = 0 (|x|'s gradient there).
+    with _graph.no_grad():
+        e = exp(negative(abs(x)))
+        d = add(e, 1)
+        out = _dispatch.where(greater_equal(x, 0), divide(1, d), divide(e, d))
+    return _graph.record_elementwise("sigmoid", out, (x,)) if x.requires_grad else out
 
 
 def _logaddexp(a: Any, b: Any) -> Array:
@@ -586,6 +616,16 @@ def round(x: Array, /) -> Array:
     >>> import ndplane as nd
     >>> nd.round(nd.asarray([0.5, 1.5, 2.6])).tolist()
     [0.0, 2.0, 3.0]
+    """
+
+
+@_unary(_REAL, "float", _sigmoid_kernel, grad=(lambda nd, g, x, o: g * (o * (1 - o)),), saves="operands and out", decompose=_sigmoid, accuracy="transcendental")
+def sigmoid(x: Array, /) -> Array:
+    """Logistic sigmoid, 1 / (1 + exp(-x)), stable for large |x|; public as ``nn.functional.sigmoid``.
+
+    >>> import ndplane as nd
+    >>> nd.nn.functional.sigmoid(nd.asarray([0.0, 800.0, -800.0])).tolist()
+    [0.5, 1.0, 0.0]
     """
 
 

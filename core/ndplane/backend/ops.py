@@ -13,9 +13,11 @@ UNARY_OPS = frozenset({
     "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "bitwise_invert", "ceil",
     "conj", "cos", "cosh", "exp", "expm1", "floor", "imag", "isfinite", "isinf", "isnan",
     "log", "log1p", "log2", "log10", "logical_not", "negative", "real", "reciprocal",
-    "round", "sign", "signbit", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc",
+    "round", "sigmoid", "sign", "signbit", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc",
 })  # fmt: skip
-"""``Backend.unary(op, x, out)`` ops."""
+"""``Backend.unary(op, x, out)`` ops. ``sigmoid`` (``1 / (1 + exp(-x))``, real floating; no Array API
+name: ``ndplane.nn.functional.sigmoid``) came after the others with a core decomposition, so a
+backend without it loses nothing and :data:`PROTOCOL_VERSION` is unchanged."""
 
 BINARY_OPS = frozenset({
     "add", "atan2", "bitwise_and", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift",

@@ -188,8 +188,13 @@ def _signed_zeros(op: str, dtype: nd.DType) -> bool:
     )  # fmt: skip
 
 
+# Rows with no Array API name (``_elementwise.NOT_EXPORTED``), called by their public name.
+PUBLIC_NAMES: dict[str, Callable[..., nd.Array]] = {"sigmoid": nd.nn.functional.sigmoid}
+
+
 def _call(op: str, *args: Any) -> nd.Array:
-    return getattr(nd, op)(*args)
+    fn = PUBLIC_NAMES.get(op)
+    return (fn if fn is not None else getattr(nd, op))(*args)
 
 
 # ---------------------------------------------------------------------------
@@ -199,7 +204,8 @@ def _call(op: str, *args: Any) -> nd.Array:
 
 def test_tables_cover_the_namespace() -> None:
     assert set(UNARY) - {"positive"} == ops.UNARY_OPS and set(BINARY) == ops.BINARY_OPS
-    assert all(callable(getattr(nd, name)) for name in {**UNARY, **BINARY})
+    assert all(callable(getattr(nd, name)) for name in {**UNARY, **BINARY} if name not in PUBLIC_NAMES)
+    assert set(PUBLIC_NAMES) == _elementwise.NOT_EXPORTED and not any(hasattr(nd, n) for n in PUBLIC_NAMES)
 
 
 def _accepted(device: nd.Device, op: str, table: dict[str, Any]) -> list[nd.DType]:
@@ -220,6 +226,38 @@ def test_unary(device: nd.Device, op: str, layout: h.Layout) -> None:
         expected, exact = reference(op, UNARY, result, a.ref)
         h.assert_same(_call(op, a.x), expected, result, exact=exact, signed_zeros=_signed_zeros(op, dtype),
                       msg=f"{op}({dtype.name}, layout {a.layout}): ")  # fmt: skip
+
+
+_SIGMOID_EDGES = [0.0, -0.0, 1e-3, -1e-3, 0.5, -0.5, 2.0, -2.0, 9.0, -9.0, 17.0, -17.0, 30.0, -30.0,
+                  88.0, -88.0, 104.0, -104.0, 710.0, -710.0, 745.0, -745.0, 800.0, -800.0,
+                  math.inf, -math.inf, math.nan]  # fmt: skip
+
+
+def test_sigmoid_at_the_edges(device: nd.Device) -> None:
+    """``nn.functional.sigmoid`` (the native kernel where the backend has one, else the core's
+    decomposition) in every real floating dtype, contiguous and strided, against float64
+    ``1 / (1 + exp(-x))``: no overflow at large |x| (exactly 1, and 0 or tiny), +-inf, nan, -0.0;
+    its gradient ``out * (1 - out)`` is finite there (0 at the extremes, 0.25 at zero)."""
+    for dtype in h.supported(device, ("float",)):
+        t = h.np_dtype(dtype)
+        x = np.asarray(_SIGMOID_EDGES, t)
+        with np.errstate(all="ignore"):
+            want = 1.0 / (1.0 + np.exp(-x.astype(np.float64)))
+        xs = nd.asarray(np.stack([x, x[::-1]], axis=1), device=device)[:, 0]  # a strided view
+        for arr, how in ((nd.asarray(x, device=device), "contiguous"), (xs, "strided")):
+            got = nd.nn.functional.sigmoid(arr)
+            h.assert_same(got, h.to_result(want, dtype), dtype, msg=f"sigmoid({dtype.name}, {how}): ")
+            v = h.host(got)[~np.isnan(x)]
+            assert ((v >= 0) & (v <= 1)).all(), f"sigmoid({dtype.name}) left [0, 1]: {v}"
+            assert v[x[~np.isnan(x)] >= 88].tolist() == [1.0] * int((x >= 88).sum()), f"sigmoid({dtype.name})"
+        if dtype is nd.float16:
+            continue
+        leaf = nd.asarray(x[np.isfinite(x)], device=device)
+        leaf.requires_grad = True
+        nd.sum(nd.nn.functional.sigmoid(leaf)).backward()
+        s = want[np.isfinite(x)]
+        assert leaf.grad is not None
+        h.assert_same(leaf.grad, h.to_result(s * (1 - s), dtype), dtype, msg=f"sigmoid'({dtype.name}): ")
 
 
 @st.composite

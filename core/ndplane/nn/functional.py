@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .. import _dispatch, _graph, _layout
+from .. import _dispatch, _elementwise, _graph, _layout
 from .. import _namespace as nd
 from .._array import Array
 from .._indexing import take_in_range
@@ -67,14 +67,16 @@ def gelu(x: Array, approximate: str = "none") -> Array:
 
 
 def sigmoid(x: Array) -> Array:
-    """``1 / (1 + exp(-x))``, stable for large |x|.
+    """``1 / (1 + exp(-x))``, stable for large |x|; integers are computed in the default float.
+
+    One native kernel where the backend has the ``sigmoid`` op, else the core's stable
+    decomposition; either way its gradient is ``g * out * (1 - out)``.
 
     >>> import ndplane as nd
     >>> nd.nn.functional.sigmoid(nd.asarray([0.0, 800.0, -800.0])).tolist()
     [0.5, 1.0, 0.0]
     """
-    e = nd.exp(-nd.abs(x))
-    return nd.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    return _elementwise.sigmoid(x)
 
 
 def silu(x: Array) -> Array:

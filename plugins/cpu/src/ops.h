@@ -18,7 +18,8 @@ namespace ndp::ops {
     X(abs) X(acos) X(acosh) X(asin) X(asinh) X(atan) X(atanh) X(bitwise_invert) X(ceil)      \
     X(conj) X(cos) X(cosh) X(exp) X(expm1) X(floor) X(imag) X(isfinite) X(isinf) X(isnan)    \
     X(log) X(log1p) X(log2) X(log10) X(logical_not) X(negative) X(real) X(reciprocal)        \
-    X(round) X(sign) X(signbit) X(sin) X(sinh) X(sqrt) X(square) X(tan) X(tanh) X(trunc)
+    X(round) X(sigmoid) X(sign) X(signbit) X(sin) X(sinh) X(sqrt) X(square) X(tan) X(tanh)    \
+    X(trunc)
 
 #define NDP_BINARY_OPS(X)                                                                    \
     X(add) X(atan2) X(bitwise_and) X(bitwise_left_shift) X(bitwise_or) X(bitwise_right_shift) \
@@ -168,6 +169,17 @@ template <class T> static T f(T x) {
     } else {
         return vm::expm1(x);
     }
+}
+NDP_END
+
+// 1 / (1 + exp(-x)) for x >= 0, e / (1 + e) with e = exp(x) below: both are e = exp(-|x|)
+// (never overflows), so the loop calls one vector exp and one divide per element, the
+// numerator selected branch-free.
+// NaN fails x >= 0 and gives NaN / NaN; -0 gives 1 / 2; +-inf give 1 and 0.
+NDP_OP(sigmoid, F<T>)
+template <class T> static T f(T x) {
+    const T e = vm::exp(-std::fabs(x));
+    return (x >= T(0) ? T(1) : e) / (T(1) + e);
 }
 NDP_END
 

@@ -12,7 +12,8 @@ namespace ndp::ops {
     X(abs) X(acos) X(acosh) X(asin) X(asinh) X(atan) X(atanh) X(bitwise_invert) X(ceil)      \
     X(conj) X(cos) X(cosh) X(exp) X(expm1) X(floor) X(imag) X(isfinite) X(isinf) X(isnan)    \
     X(log) X(log1p) X(log2) X(log10) X(logical_not) X(negative) X(real) X(reciprocal)        \
-    X(round) X(sign) X(signbit) X(sin) X(sinh) X(sqrt) X(square) X(tan) X(tanh) X(trunc)
+    X(round) X(sigmoid) X(sign) X(signbit) X(sin) X(sinh) X(sqrt) X(square) X(tan) X(tanh)    \
+    X(trunc)
 
 #define NDP_BINARY_OPS(X)                                                                    \
     X(add) X(atan2) X(bitwise_and) X(bitwise_left_shift) X(bitwise_or) X(bitwise_right_shift) \
@@ -162,6 +163,15 @@ template <class T> NDP_D static T f(T x) {
     } else {
         return ::expm1(x);
     }
+}
+NDP_END
+
+// 1 / (1 + exp(-x)) for x >= 0, e / (1 + e) with e = exp(x) below: both from e = exp(-|x|),
+// which never overflows (the cpu backend's formula). NaN fails x >= 0: NaN / NaN.
+NDP_OP(sigmoid, F<T>)
+template <class T> NDP_D static T f(T x) {
+    const T e = ::exp(-::fabs(x));
+    return (x >= T(0) ? T(1) : e) / (T(1) + e);
 }
 NDP_END
 

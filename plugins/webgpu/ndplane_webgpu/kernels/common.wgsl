@@ -559,6 +559,12 @@ fn f_tanh(x: f32) -> f32 {
   }
   return f_copysign(r, x);
 }
+// sigmoid: 1 / (1 + e) for x >= 0, e / (1 + e) below, of e = exp(-|x|) (never overflows).
+fn f_sigmoid(x: f32) -> f32 {
+  if (f_isnan(x)) { return x; }
+  let e = f_exp(-f_abs(x));
+  return select(e, 1.0, x >= 0.0) / (1.0 + e);
+}
 fn f_asinh(x: f32) -> f32 {
   let ax = f_abs(x);
   if (f_isnan(x) || f_isinf(x)) { return x; }

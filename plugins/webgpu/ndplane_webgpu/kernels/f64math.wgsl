@@ -703,6 +703,11 @@ fn f64_tanh(x: f64) -> f64 {
   }
   return f64_copysign(r, x);
 }
+fn f64_sigmoid(x: f64) -> f64 {   // common.wgsl's f_sigmoid
+  if (f64_isnan(x)) { return x; }
+  let e = f64_exp(-abs(x));
+  return select(e, 1.0, x >= 0.0) / (1.0 + e);
+}
 fn f64_asinh(x: f64) -> f64 {
   if (f64_isnan(x) || f64_isinf(x)) { return x; }
   let ax = abs(x);
