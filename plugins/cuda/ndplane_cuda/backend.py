@@ -82,8 +82,8 @@ def _make_backend_class() -> type[Backend]:
     class CudaBackend(Backend):
         """CUDA kernels on one NVIDIA GPU: strided elementwise, deterministic reductions and
         scans, cuBLAS matmul, radix sort, take and a deterministic scatter_add, fused softmax,
-        log_softmax, logsumexp and layer_norm, Philox random bits; asynchronous on one stream
-        per device."""
+        log_softmax, logsumexp, layer_norm and Adam, Philox random bits, DLPack both ways;
+        asynchronous on one stream per device."""
 
         name = "cuda"
         dtypes = frozenset(ndplane.ALL_DTYPES)

@@ -108,11 +108,20 @@ void launch_sort(const Rows& x, int dtype, char* values_out, char* indices_out, 
 
 // The fused row ops (fused.cu): x and out C-contiguous (M, K) (logsumexp: out (M,)) of one
 // float dtype; layer_norm's weight and bias (K,) of that dtype or nullptr.
-enum FusedOp : int { FU_SOFTMAX, FU_LOG_SOFTMAX, FU_LOGSUMEXP, FU_LAYER_NORM, NFUSED };
-inline constexpr const char* FUSED_NAMES[NFUSED] = {"softmax", "log_softmax", "logsumexp", "layer_norm"};
+enum FusedOp : int { FU_SOFTMAX, FU_LOG_SOFTMAX, FU_LOGSUMEXP, FU_LAYER_NORM, FU_ADAM, NFUSED };
+inline constexpr const char* FUSED_NAMES[NFUSED] = {"softmax", "log_softmax", "logsumexp", "layer_norm", "adam"};
 bool fused_ok(int dtype);
 void launch_fused(int op, int dtype, const char* x, char* out, int64_t m, int64_t k, const char* w, const char* b,
                   double eps, Stream s);
+// The optimizers' Adam/AdamW update of n elements in place (param, exp_avg, exp_avg_sq; grad
+// read), as Backend.fused's docstring states it; float16 computed in float.
+struct AdamArgs {
+    double lr, beta1, beta2, eps, weight_decay;
+    bool decoupled;
+    int64_t step;
+};
+void launch_adam(int dtype, char* param, const char* grad, char* exp_avg, char* exp_avg_sq, int64_t n,
+                 const AdamArgs& a, Stream s);
 
 // Philox-4x32-10: word i of out is word i % 4 of Philox(key, counter + i / 4).
 void launch_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, uint32_t* out, int64_t n, Stream s);

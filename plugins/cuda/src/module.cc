@@ -575,9 +575,50 @@ void py_sort(nb::handle x, nb::handle values_out, nb::handle indices_out, bool d
     check_launch(d, "sort");
 }
 
+bool c_contiguous(const View& v) {
+    int64_t expect = 1;
+    for (int ax = v.ndim - 1; ax >= 0; --ax) {
+        if (v.shape[ax] != 1 && v.strides[ax] != expect) return false;
+        expect *= v.shape[ax];
+    }
+    return true;
+}
+
+// fused("adam", (grad, exp_avg, exp_avg_sq), param, params): param and the two moments in place.
+void py_fused_adam(nb::tuple inputs, nb::handle out, nb::dict params) {
+    if (inputs.size() != 3) throw std::invalid_argument("fused adam: inputs must be (grad, exp_avg, exp_avg_sq).");
+    Parsed pp = parse(out, "fused adam"), pg = parse(inputs[0], "fused adam"), pm = parse(inputs[1], "fused adam"),
+           pv = parse(inputs[2], "fused adam");
+    const Parsed* all[4] = {&pp, &pg, &pm, &pv};
+    const char* names[4] = {"param (out)", "grad", "exp_avg", "exp_avg_sq"};
+    if (!fused_ok(pp.v.dtype))
+        throw type_error(std::string("fused adam: only float16, float32 and float64 parameters; got ") +
+                         DT_NAME[pp.v.dtype] + ".");
+    for (int i = 0; i < 4; ++i) {
+        const View& v = all[i]->v;
+        same_device(*all[i], pp, "fused adam");
+        bool same = v.dtype == pp.v.dtype && v.ndim == pp.v.ndim && c_contiguous(v);
+        for (int ax = 0; same && ax < v.ndim; ++ax) same = v.shape[ax] == pp.v.shape[ax];
+        if (!same)
+            throw std::invalid_argument(std::string("fused adam: ") + names[i] +
+                                        " must be C-contiguous, with param's dtype and shape.");
+    }
+    auto number = [&](const char* key, double dflt) { return params.contains(key) ? nb::cast<double>(params[key]) : dflt; };
+    AdamArgs a{number("lr", 1e-3), number("beta1", 0.9), number("beta2", 0.999), number("eps", 1e-8),
+               number("weight_decay", 0.0), params.contains("decoupled") && PyObject_IsTrue(params["decoupled"].ptr()) == 1,
+               params.contains("step") ? nb::cast<int64_t>(params["step"]) : 1};
+    if (a.step < 1) throw std::invalid_argument("fused adam: step must be >= 1; got " + std::to_string(a.step) + ".");
+    if (!(a.beta1 >= 0 && a.beta1 < 1 && a.beta2 >= 0 && a.beta2 < 1))
+        throw std::invalid_argument("fused adam: beta1 and beta2 must be in [0, 1).");
+    DeviceState& d = ndp::device(pp.buf->device);
+    launch_adam(pp.v.dtype, pp.v.data, pg.v.data, pm.v.data, pv.v.data, pp.v.size, a, d.stream);
+    check_launch(d, "fused adam");
+}
+
 // fused(op, (x, weight, bias), out, params): see kernels.h; weight and bias only for layer_norm.
 void py_fused(const std::string& op, nb::tuple inputs, nb::handle out, nb::dict params) {
     const int code = lookup(FUSED_NAMES, NFUSED, op, "fused");
+    if (code == FU_ADAM) return py_fused_adam(inputs, out, params);
     if (inputs.size() < 1) throw std::invalid_argument("fused: inputs must start with x.");
     Parsed px = parse(inputs[0], "fused"), po = parse(out, "fused");
     same_device(px, po, "fused");
