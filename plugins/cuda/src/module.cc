@@ -493,8 +493,11 @@ struct DeviceScratch final : Scratch {
     void* get(size_t nbytes) override {
         Block* b = d.allocator->allocate(nbytes);
         if (!b) raise_oom(d.index, static_cast<int64_t>(nbytes));
+        return keep(b)->ptr;
+    }
+    Block* keep(Block* b) {  // a block allocated elsewhere (cast_to_temp), released with the rest
         blocks.push_back(b);
-        return b->ptr;
+        return b;
     }
 };
 
@@ -541,9 +544,18 @@ void py_scatter_add(nb::handle out, nb::handle indices, nb::handle values) {
     check_launch(d, "scatter_add");
 }
 
+// C-contiguous, the stride of an axis of length 0 or 1 not counting (as NumPy's flag).
+bool c_contiguous(const View& v) {
+    int64_t expect = 1;
+    for (int ax = v.ndim - 1; ax >= 0; --ax) {
+        if (v.shape[ax] > 1 && v.strides[ax] != expect) return false;
+        expect *= v.shape[ax];
+    }
+    return true;
+}
+
 bool c_contiguous_2d(const View& v, int64_t m, int64_t k) {
-    return v.ndim == 2 && v.shape[0] == m && v.shape[1] == k && (k <= 1 || v.strides[1] == 1) &&
-           (m <= 1 || v.strides[0] == k);
+    return v.ndim == 2 && v.shape[0] == m && v.shape[1] == k && c_contiguous(v);
 }
 
 // sort(x (M, K), values_out, indices_out, descending, stable); either output may be None.
@@ -573,15 +585,6 @@ void py_sort(nb::handle x, nb::handle values_out, nb::handle indices_out, bool d
     launch_sort(rx, px.v.dtype, want_v ? pv.v.data : nullptr, want_i ? pi.v.data : nullptr, index_dtype, descending,
                 scratch, d.stream);
     check_launch(d, "sort");
-}
-
-bool c_contiguous(const View& v) {
-    int64_t expect = 1;
-    for (int ax = v.ndim - 1; ax >= 0; --ax) {
-        if (v.shape[ax] != 1 && v.strides[ax] != expect) return false;
-        expect *= v.shape[ax];
-    }
-    return true;
 }
 
 // fused("adam", (grad, exp_avg, exp_avg_sq), param, params): param and the two moments in place.
@@ -633,14 +636,7 @@ void py_fused(const std::string& op, nb::tuple inputs, nb::handle out, nb::dict 
         (rows ? (po.v.ndim != 1 || po.v.shape[0] != m || (m > 1 && po.v.strides[0] != 1)) : !c_contiguous_2d(po.v, m, k)))
         throw std::invalid_argument("fused: expected a C-contiguous x (M, K) and out (M, K), or (M,) for logsumexp.");
     DeviceState& d = ndp::device(po.buf->device);
-    std::vector<Block*> temps;
-    struct Release {
-        DeviceState& d;
-        std::vector<Block*>& blocks;
-        ~Release() {
-            for (Block* b : blocks) d.allocator->release(b);
-        }
-    } release{d, temps};
+    DeviceScratch temps(d);
     const char* wb[2] = {nullptr, nullptr};
     for (size_t i = 1; i < 3 && i < inputs.size(); ++i) {
         if (code != FU_LAYER_NORM || inputs[i].is_none()) continue;
@@ -652,7 +648,7 @@ void py_fused(const std::string& op, nb::tuple inputs, nb::handle out, nb::dict 
             wb[i - 1] = pp.v.data;
         } else {
             View t;
-            temps.push_back(cast_to_temp(d, pp.v, dt, t));
+            temps.keep(cast_to_temp(d, pp.v, dt, t));
             wb[i - 1] = t.data;
         }
     }
