@@ -33,6 +33,7 @@ class Sizes:
     s: int  # side of the 2-D cases
     m: int  # side of the matmul
     chain: int = 100  # dependent 4-element adds of the latency case
+    mlp: tuple[int, int, int, int] = (16384, 1024, 2048, 512)  # MLP epoch: samples, features, hidden, batch
 
     @property
     def take(self) -> int:
@@ -44,7 +45,7 @@ class Sizes:
 
 
 FULL = Sizes(1 << 26, 8192, 4096)  # the issue's sizes (256 MiB of float32 per bandwidth operand)
-QUICK = Sizes(1 << 12, 64, 32)  # tiny: checks the script on any device
+QUICK = Sizes(1 << 12, 64, 32, mlp=(256, 16, 32, 64))  # tiny: checks the script on any device
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ def _pow2(k: int) -> str:
 def specs(sz: Sizes) -> dict[str, Spec]:
     """case key (size-free: what goals are keyed by) -> its printed name and work."""
     n, s, m = _pow2(sz.n), sz.s, sz.m
+    mn, mf, mh, mb = sz.mlp
     gb = "GB/s"
     return {
         "copy": Spec(f"copy {n} f32", 8.0 * sz.n, gb),
@@ -79,7 +81,21 @@ def specs(sz: Sizes) -> dict[str, Spec]:
         "sort": Spec(f"sort {_pow2(sz.sort)} f32", 8.0 * sz.sort, gb),
         "take": Spec(f"take {_pow2(sz.take)} rows of {s}^2", 8.0 * sz.take * s, gb),
         "chain": Spec(f"a + b on 4 elements x{sz.chain} (latency)", 0.0, "us/op"),
+        "mlp epoch": Spec(f"MLP epoch {mn}: {mf}-{mh}-{mh}-10 b{mb}", _mlp_flops(sz), "TFLOP/s"),
     }
+
+
+def _mlp_flops(sz: Sizes) -> float:
+    """Matmul flops of one MLP epoch: forward, and both gradients of every layer (3x forward)."""
+    samples, features, hidden, _ = sz.mlp
+    return 3 * 2.0 * samples * (features * hidden + hidden * hidden + hidden * 10)
+
+
+def _mlp_data(sz: Sizes) -> tuple[np.ndarray, np.ndarray]:
+    """The MLP epoch's inputs and integer labels, the same for both libraries."""
+    samples, features, _, _ = sz.mlp
+    gen = np.random.default_rng(2)
+    return gen.standard_normal((samples, features), dtype=np.float32), gen.integers(0, 10, samples)
 
 
 def nd_cases(dev: nd.Device, sz: Sizes, dtypes: tuple[str, ...]) -> dict[str, Callable[[], Any]]:
@@ -118,7 +134,33 @@ def nd_cases(dev: nd.Device, sz: Sizes, dtypes: tuple[str, ...]) -> dict[str, Ca
         "sort": lambda: nd.sort(keys),
         "take": lambda: nd.take(x, idx, axis=0),
         "chain": chain,
+        "mlp epoch": _nd_mlp_epoch(dev, sz),
     }
+
+
+def _nd_mlp_epoch(dev: nd.Device, sz: Sizes) -> Callable[[], Any]:
+    """One epoch of minibatch Adam on a ReLU MLP, on ``dev``."""
+    from ndplane import nn
+    from ndplane.nn import functional as F
+
+    _, features, hidden, batch = sz.mlp
+    xs, ys = (nd.asarray(v, device=dev) for v in _mlp_data(sz))
+    gen = nd.random.default_rng(3, device=dev)
+    layers = [nn.Linear(features, hidden, device=dev, dtype=nd.float32, generator=gen), nn.ReLU(),
+              nn.Linear(hidden, hidden, device=dev, dtype=nd.float32, generator=gen), nn.ReLU(),
+              nn.Linear(hidden, 10, device=dev, dtype=nd.float32, generator=gen)]  # fmt: skip
+    model = nn.Sequential(*layers)
+    opt = nd.optim.Adam(model.parameters(), lr=1e-4)
+
+    def epoch() -> Any:
+        for i in range(0, xs.shape[0], batch):
+            loss = F.cross_entropy(model(xs[i : i + batch]), ys[i : i + batch])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return loss
+
+    return epoch
 
 
 def torch_cases(torch: Any, sz: Sizes, dtypes: tuple[str, ...]) -> dict[str, Callable[[], Any]]:
@@ -155,7 +197,30 @@ def torch_cases(torch: Any, sz: Sizes, dtypes: tuple[str, ...]) -> dict[str, Cal
         "sort": lambda: torch.sort(keys, stable=True),
         "take": lambda: x.index_select(0, idx),
         "chain": chain,
+        "mlp epoch": _torch_mlp_epoch(torch, sz),
     }
+
+
+def _torch_mlp_epoch(torch: Any, sz: Sizes) -> Callable[[], Any]:
+    """The same epoch in PyTorch (TF32 off, as ndplane's cuBLAS calls)."""
+    _, features, hidden, batch = sz.mlp
+    torch.backends.cuda.matmul.allow_tf32 = False
+    xs, ys = (torch.as_tensor(v, device="cuda") for v in _mlp_data(sz))
+    torch.manual_seed(3)
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
+                          nn.Linear(hidden, 10)).cuda()  # fmt: skip
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+
+    def epoch() -> Any:
+        for i in range(0, xs.shape[0], batch):
+            loss = nn.functional.cross_entropy(model(xs[i : i + batch]), ys[i : i + batch])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return loss
+
+    return epoch
 
 
 def time_nd(dev: nd.Device, fn: Callable[[], Any], repeat: int, rounds: int) -> float:
