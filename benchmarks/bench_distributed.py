@@ -19,13 +19,17 @@ larger than the ``allowed_mem`` it is given (``reserved_mem`` as ``cubed.measure
 finds it, plus 200 MB for data), with 2 worker processes, through Zarr on local disk, and
 reports the peak resident memory of the task processes as cubed measures it (``ru_maxrss``),
 on ndplane-cpu (with ``NDPLANE_CPU_CACHE_MB=0``: cubed's memory model assumes freed memory
-returns to the system) and then, in a process of its own, on cubed's default NumPy backend.
+returns to the system) and on cubed's default NumPy backend, each in a process of its own,
+with glibc's malloc as it comes and with its mmap threshold fixed at 1 MiB
+(``GLIBC_TUNABLES=glibc.malloc.mmap_threshold=1048576``, so that the NumPy and Zarr buffers
+of a task return to the system when freed, as the cpu backend's own large blocks do).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import platform
 import shutil
@@ -162,8 +166,14 @@ def scheduler_runs(name: str, n: int, c: int, work: str, rounds: int, client: An
     return t, peaks
 
 
-def bounded(work: str) -> list[str]:
-    """cubed over an array 4x its allowed_mem, 2 worker processes, Zarr on local disk."""
+#: glibc's malloc with a fixed mmap threshold: blocks of 1 MiB and more are mapped and unmapped,
+#: never kept in its heap (by default the threshold rises to the largest block freed, up to 32 MiB).
+MMAP_1MIB = "glibc.malloc.mmap_threshold=1048576"
+
+
+def bounded(work: str) -> list[Any]:
+    """cubed over an array 4x its allowed_mem, 2 worker processes, Zarr on local disk: backend,
+    array, allowed_mem, reserved_mem, peak task RSS (bytes) and seconds."""
     executor = create_executor("processes", {"max_workers": 2})
     reserved = cubed.measure_reserved_mem(executor, work_dir=work)
     reserved = (int(reserved * 1.1) // 10_000_000 + 1) * 10_000_000
@@ -188,8 +198,7 @@ def bounded(work: str) -> list[str]:
     seconds = time.perf_counter() - t0
     check = np.asarray(__import__("zarr").open_array(out_path))
     assert abs(check.mean() - n) < 1e-6 * n  # every column has unit variance: rows sum to n on average
-    return [CUBED_BACKEND, f"{n} x {n} float64 = {n * n * 8 / 1e9:.2f} GB", f"{allowed / 1e6:.0f} MB",
-            f"{reserved / 1e6:.0f} MB", f"{peak.peak / 1e6:.0f} MB", f"{seconds:.1f}"]  # fmt: skip
+    return [CUBED_BACKEND, f"{n} x {n} float64 = {n * n * 8 / 1e9:.2f} GB", allowed, reserved, peak.peak, seconds]
 
 
 def main() -> None:
@@ -199,10 +208,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="2000 x 2000 in 500 x 500 chunks, 2 rounds")
     parser.add_argument("--bounded", action="store_true", help="run the larger-than-allowed_mem cubed case instead")
+    parser.add_argument("--bounded-row", action="store_true", help=argparse.SUPPRESS)  # one --bounded configuration
     parser.add_argument("--json", default=None, metavar="PATH", help="also write the ratios as JSON")
     args = parser.parse_args()
-    if args.bounded:
+    if args.bounded_row:
         os.environ.setdefault("NDPLANE_CPU_CACHE_MB", "0")  # read by the task processes, started later
+        work = tempfile.mkdtemp(prefix="bench-distributed-")
+        try:
+            print(json.dumps(bounded(work)))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     n, c, rounds = (2000, 500, 2) if args.quick else (args.size, args.chunk, args.rounds)
     machine = (f"{platform.machine()}, {os.cpu_count()} cpus, python {platform.python_version()}, "
                f"numpy {np.__version__}, dask {dask.__version__}, cubed {cubed.__version__}; "
@@ -210,17 +226,22 @@ def main() -> None:
     print(f"machine: {machine}")
     if not args.bounded:
         print(f"(x - x.mean(0)) / x.std(0), then y.T @ y: {n} x {n} float64 in {c} x {c} chunks, best of {rounds}")
-    work = tempfile.mkdtemp(prefix="bench-distributed-")
     if args.bounded:
-        try:
-            print_table([["cubed backend", "array", "allowed_mem", "reserved_mem", "peak task RSS", "seconds"],
-                         bounded(work)])  # fmt: skip
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-        if CUBED_BACKEND == "ndplane-cpu":  # the same on cubed's own NumPy backend, for reference
-            subprocess.run([sys.executable, __file__, "--bounded"], check=True,
-                           env={**os.environ, "BENCH_CUBED_BACKEND": "numpy"})  # fmt: skip
+        rows = [["cubed backend", "glibc malloc", "array", "allowed_mem", "reserved_mem", "peak task RSS",
+                 "of allowed", "seconds"]]  # fmt: skip
+        for backend in ("ndplane-cpu", "numpy"):
+            for malloc, tunables in (("as it comes", None), ("mmap_threshold 1 MiB", MMAP_1MIB)):
+                env = {**os.environ, "BENCH_CUBED_BACKEND": backend}
+                if tunables:
+                    env["GLIBC_TUNABLES"] = tunables
+                run = subprocess.run([sys.executable, __file__, "--bounded-row"], check=True, env=env,
+                                     stdout=subprocess.PIPE, text=True)  # fmt: skip
+                backend_, array, allowed, reserved, peak, seconds = json.loads(run.stdout.strip().splitlines()[-1])
+                rows.append([backend_, malloc, array, *(f"{v / 1e6:.0f} MB" for v in (allowed, reserved, peak)),
+                             f"{peak / allowed:.0%}", f"{seconds:.1f}"])  # fmt: skip
+        print_table(rows)
         return
+    work = tempfile.mkdtemp(prefix="bench-distributed-")
     rows = [["scheduler", "configuration", "best s", "vs dask+numpy", "95% interval", "peak MB", "load"]]
     results: list[dict[str, Any]] = []
     try:

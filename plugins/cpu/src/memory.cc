@@ -1,14 +1,16 @@
 // Aligned allocation with a size-bucketed cache.
 //
-// Sizes round up to classes 2^k * {1, 1.25, 1.5, 1.75} (at most 25% slack), so
-// arrays of similar sizes reuse blocks; freed blocks wait in the cache until it
-// holds more than NDPLANE_CPU_CACHE_MB (default 1024) and are returned to the
-// system on allocation failure. Reused pages are already faulted in, which is
-// most of the cost of a fresh large allocation.
+// Sizes round up to classes 2^k * {1, 1.25, 1.5, 1.75} (at most 25% slack), so arrays of similar
+// sizes reuse blocks; freed blocks wait in the cache until it holds more than
+// NDPLANE_CPU_CACHE_MB (default 1024) and are returned to the system on allocation failure
+// (blocks of 1 MiB and more are unmapped, see system_alloc). Reused pages are already faulted
+// in, which is most of the cost of a fresh large allocation.
 #include "memory.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -47,16 +49,16 @@ int64_t size_class(int64_t n) {
     return (c + ALIGN - 1) / ALIGN * ALIGN;
 }
 
-void release_all_locked() {
-    for (auto& [cap, blocks] : g_cache)
-        for (void* p : blocks) std::free(p);
-    g_cache.clear();
-    g_cached = 0;
-}
+// Blocks of 1 MiB and more are mapped from the system and unmapped when the cache does not keep
+// them. NOTE: glibc's malloc would serve them from its heap as soon as one such block was freed
+// (its mmap threshold rises to the largest block freed, up to 32 MiB) and keep those pages after
+// free(), so a process's resident memory would follow the largest heap it ever had, not its live
+// arrays: cubed's memory bound, which counts resident memory, was exceeded that way.
+constexpr int64_t MAPPED = int64_t(1) << 20;
 
-// Blocks of 4 MiB and more are 2 MiB-aligned and advised as transparent huge
-// pages (as NumPy does): streaming kernels then take a TLB miss per 2 MiB, not
-// per 4 KiB. NDPLANE_CPU_HUGEPAGES=0 turns this off.
+// Blocks of 4 MiB and more are 2 MiB-aligned and advised as transparent huge pages (as NumPy
+// does): streaming kernels then take a TLB miss per 2 MiB, not per 4 KiB.
+// NDPLANE_CPU_HUGEPAGES=0 turns this off.
 constexpr int64_t HUGE = int64_t(2) << 20;
 bool use_hugepages() {
     static const bool on = [] {
@@ -66,14 +68,48 @@ bool use_hugepages() {
     return on;
 }
 
+// The bytes a mapped block of capacity `cap` spans (size classes of 1 MiB and more are multiples
+// of 256 KiB, so of the page size; rounded anyway).
+size_t mapped_length(int64_t cap) {
+    static const int64_t page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+    return static_cast<size_t>((cap + page - 1) / page * page);
+}
+
 void* system_alloc(int64_t cap) {
-    if (cap < 2 * HUGE || !use_hugepages()) return std::aligned_alloc(ALIGN, static_cast<size_t>(cap));
-    const int64_t size = (cap + HUGE - 1) / HUGE * HUGE;  // NOTE: aligned_alloc wants a multiple
-    void* p = std::aligned_alloc(HUGE, static_cast<size_t>(size));
+    if (cap < MAPPED) return std::aligned_alloc(ALIGN, static_cast<size_t>(cap));
+    const size_t len = mapped_length(cap);
+    const bool huge = cap >= 2 * HUGE && use_hugepages();
+    // For a 2 MiB-aligned block, map 2 MiB more and unmap what lies outside the aligned span.
+    const size_t extra = huge ? static_cast<size_t>(HUGE) : 0;
+    void* raw = mmap(nullptr, len + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return nullptr;
+    char* p = static_cast<char*>(raw);
+    if (huge) {
+        const auto addr = reinterpret_cast<uintptr_t>(p);
+        char* aligned = p + ((HUGE - static_cast<int64_t>(addr % HUGE)) % HUGE);
+        if (aligned > p) munmap(p, static_cast<size_t>(aligned - p));
+        char* end = aligned + len;
+        if (p + len + extra > end) munmap(end, static_cast<size_t>(p + len + extra - end));
+        p = aligned;
 #if defined(MADV_HUGEPAGE)
-    if (p) madvise(p, static_cast<size_t>(size), MADV_HUGEPAGE);  // advice only: failure is fine
+        madvise(p, len, MADV_HUGEPAGE);  // advice only: failure is fine
 #endif
+    }
     return p;
+}
+
+void system_free(void* p, int64_t cap) {
+    if (cap < MAPPED)
+        std::free(p);
+    else
+        munmap(p, mapped_length(cap));
+}
+
+void release_all_locked() {
+    for (auto& [cap, blocks] : g_cache)
+        for (void* p : blocks) system_free(p, cap);
+    g_cache.clear();
+    g_cached = 0;
 }
 
 void* take_block(int64_t cap) {
@@ -103,7 +139,7 @@ void give_block(void* p, int64_t cap) {
         g_cache[cap].push_back(p);
         g_cached += cap;
     } else {
-        std::free(p);
+        system_free(p, cap);
     }
 }
 

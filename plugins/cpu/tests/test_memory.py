@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -161,3 +164,27 @@ def test_declares_the_ops_of_its_own_tables(monkeypatch):
     newer = cpu._make_backend_class()
     assert newer.ops == cls.ops
     assert not newer(0).supports("cbrt_from_the_future", ndplane.float64)
+
+
+_RSS_AFTER_FREE = """
+import os, ndplane as nd
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+nd.ones(16, device="cpu")  # the backend and its thread pool started
+base = rss()
+for n in (3 << 20, 3 << 20, 200_000):  # 24 MiB twice (the second from glibc's heap, were it malloc'd)
+    x = nd.ones(n, dtype=nd.float64, device="cpu")
+    del x
+print((rss() - base) >> 20)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads resident memory from /proc")
+def test_freed_large_blocks_leave_resident_memory_without_the_cache():
+    # With the cache off (as cubed's task processes run), a freed block of 1 MiB or more must
+    # leave the process: glibc's malloc keeps such blocks in its heap once one was freed.
+    env = {**os.environ, "NDPLANE_CPU_CACHE_MB": "0"}
+    env.pop("GLIBC_TUNABLES", None)
+    run = subprocess.run([sys.executable, "-c", _RSS_AFTER_FREE], env=env, check=True, capture_output=True, text=True)
+    assert int(run.stdout.split()[-1]) < 4, f"{run.stdout.split()[-1]} MiB still resident after the arrays were freed"
