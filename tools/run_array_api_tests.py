@@ -5,7 +5,9 @@ The suite is never copied into this repository: pass the path to a checkout of
 https://github.com/data-apis/array-api-tests whose ``array-api`` submodule (the spec)
 is present (``git submodule update --init``). The run is reproducible: a fixed
 hypothesis seed, ``--max-examples=20`` and the committed xfails file ``tools/array-api-xfails.txt``
-(``tools/array-api-xfails-VERSION.txt`` where one exists; every id says why it fails).
+(``tools/array-api-xfails-VERSION.txt`` where one exists), plus ``tools/array-api-xfails-DEVICE.txt``
+where the device has one (what only that device fails, such as webgpu's DLPack export); every id
+says why it fails.
 
     python tools/run_array_api_tests.py /path/to/array-api-tests
     python tools/run_array_api_tests.py /path/to/array-api-tests --device cpu --version 2025.12
@@ -51,7 +53,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=20241212, help="hypothesis seed (default: 20241212)")
     p.add_argument("--xfails", type=Path, default=None,
                    help="xfails file (default: tools/array-api-xfails-VERSION.txt if it exists, "
-                        "else tools/array-api-xfails.txt)")  # fmt: skip
+                        "else tools/array-api-xfails.txt; with tools/array-api-xfails-DEVICE.txt "
+                        "added where it exists)")  # fmt: skip
     p.add_argument("--no-xfails", action="store_true", help="run without the xfails file")
     p.add_argument("--junit", type=Path, help="also keep the JUnit XML report here")
     p.epilog = "Arguments after -- go to pytest (test files, -k, -x, ...)."
@@ -68,6 +71,23 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def _default_xfails(version: str) -> Path:
     specific = HERE / f"array-api-xfails-{version}.txt"
     return specific if specific.exists() else DEFAULT_XFAILS
+
+
+def _device_xfails(device: str) -> Path | None:
+    """tools/array-api-xfails-DEVICE.txt ("webgpu" for "webgpu:1"), if there is one."""
+    path = HERE / f"array-api-xfails-{device.partition(':')[0]}.txt"
+    return path if path.exists() else None
+
+
+def _xfails_file(args: argparse.Namespace, tmp: Path) -> Path:
+    """The file given to --xfails-file: the general list, with the device's appended."""
+    general = args.xfails or _default_xfails(args.version)
+    device = _device_xfails(args.device)
+    if device is None:
+        return general.resolve()
+    merged = tmp / "xfails.txt"
+    merged.write_text(general.read_text() + "\n" + device.read_text())
+    return merged
 
 
 def count(junit: Path) -> dict[str, int]:
@@ -134,8 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             "--disable-deadline", f"--junitxml={junit}", "-o", "junit_family=xunit1",
         ]  # fmt: skip
         if not args.no_xfails:
-            xfails = args.xfails or _default_xfails(args.version)
-            cmd.append(f"--xfails-file={xfails.resolve()}")
+            cmd.append(f"--xfails-file={_xfails_file(args, Path(tmp))}")
         cmd += args.pytest_args or ["array_api_tests/"]
         print("$", " ".join(cmd), f"  (in {checkout}, device {args.device}, version {args.version})", flush=True)
         rc = subprocess.call(cmd, cwd=checkout, env=env)

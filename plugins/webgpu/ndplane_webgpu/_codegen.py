@@ -16,10 +16,11 @@ _KERNELS = Path(__file__).parent / "kernels"
 
 
 class DT(NamedTuple):
-    bits: int  # storage width: 8 and 16 are packed in u32 words, 64 spans two of them
-    ct: str  # compute type: f32, i32, u32, bool, or (64-bit dtypes) f64, i64, u64
-    dec: str  # raw bits $w (zero-extended; a u64 for 64-bit dtypes) -> compute type
+    bits: int  # storage width: 8 and 16 are packed in u32 words, 64 and 128 span 2 and 4 of them
+    ct: str  # compute type: f32, i32, u32, bool, (64-bit dtypes) f64, i64, u64, (complex) vec2<f32|f64>
+    dec: str  # raw bits $w (zero-extended; a u64 for 64-bit dtypes; complex: words of type `raw`) -> compute type
     enc: str  # compute type $v -> raw bits (masked to the width)
+    raw: str = ""  # the raw bits' type where they are words, not one integer: complex
 
 
 DTYPES: dict[str, DT] = {
@@ -36,10 +37,19 @@ DTYPES: dict[str, DT] = {
     "int64": DT(64, "i64", "bitcast<i64>($w)", "bitcast<u64>($v)"),
     "uint64": DT(64, "u64", "$w", "$v"),
     "float64": DT(64, "f64", "bitcast<f64>($w)", "bitcast<u64>($v)"),
+    # Pairs of floats (real, imaginary). NOTE: complex64 moves as two u32 words, so it needs no
+    # adapter feature; complex128 as two u64 (float64's features).
+    "complex64": DT(64, "vec2<f32>", "bitcast<vec2<f32>>($w)", "bitcast<vec2<u32>>($v)", "vec2<u32>"),
+    "complex128": DT(128, "vec2<f64>",
+                     "vec2<f64>(bitcast<f64>(u64_join(($w).xy)), bitcast<f64>(u64_join(($w).zw)))",
+                     "vec4<u32>(u64_split(bitcast<u64>(($v).x)), u64_split(bitcast<u64>(($v).y)))", "vec4<u32>"),
 }
 
-KIND = {"f32": "f", "i32": "i", "u32": "u", "bool": "b", "f64": "f", "i64": "i", "u64": "u"}
-WIDE = frozenset({"f64", "i64", "u64"})
+KIND = {"f32": "f", "i32": "i", "u32": "u", "bool": "b", "f64": "f", "i64": "i", "u64": "u",
+        "vec2<f32>": "c", "vec2<f64>": "c"}  # fmt: skip
+WIDE = frozenset({"f64", "i64", "u64", "vec2<f64>"})
+#: The real compute type of each complex one (the type of its parts, of abs, real and imag).
+PART = {"vec2<f32>": "f32", "vec2<f64>": "f64"}
 
 # Conversions between compute types, NumPy ``astype`` semantics.
 _CONV = {
@@ -65,7 +75,7 @@ _CONV = {
 }  # fmt: skip
 
 # Casts where converting through the compute types would round twice: float64 -> float16.
-CAST_OVERRIDES = {("float64", "float16"): "d_to_f16_exact($x)"}
+CAST_OVERRIDES = {("float64", "float16"): "d_to_f16_exact($x)", ("complex128", "float16"): "d_to_f16_exact(($x).x)"}
 
 
 def cast_expr(src: str, dst: str, expr: str) -> str:
@@ -78,6 +88,14 @@ def cast_expr(src: str, dst: str, expr: str) -> str:
 def conv(src: str, dst: str, expr: str) -> str:
     if src == dst:
         return expr
+    # Complex, NumPy's astype: a real value is the real part; complex -> real drops the imaginary
+    # part (NumPy warns), complex -> bool tests both.
+    if src in PART and dst in PART:
+        return f"{dst}({expr})"
+    if src in PART:
+        return widen("c_nonzero($x)", src).replace("$x", expr) if dst == "bool" else conv(PART[src], dst, f"({expr}).x")
+    if dst in PART:
+        return f"{dst}({conv(src, PART[dst], expr)}, 0.0)"
     return _CONV[src, dst].replace("$x", expr)
 
 
@@ -157,6 +175,29 @@ for _op, _join in (("logical_and", "&&"), ("logical_or", "||"), ("logical_xor", 
         k: f"({t.replace('$', '$a')} {_join} {t.replace('$', '$b')})" for k, t in _TRUTH.items()
     }
 
+# Complex ("c": vec2<f32>; widen() names the vec2<f64> twins): kernels/complex.wgsl, whose functions
+# are C99 Annex G's (NumPy's), with NumPy's arithmetic and lexicographic order.
+for _op in ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "expm1", "log", "log1p",
+            "log2", "log10", "sin", "sinh", "sqrt", "tan", "tanh", "abs", "conj", "isfinite", "isinf", "isnan",
+            "reciprocal", "sign", "square"):  # fmt: skip
+    UNARY[_op]["c"] = f"c_{_op}($x)"
+UNARY["real"]["c"] = "($x).x"
+UNARY["imag"]["c"] = "($x).y"
+UNARY["negative"]["c"] = "c_neg($x)"
+UNARY["logical_not"]["c"] = "!c_nonzero($x)"
+UNARY["round"]["c"] = "round($x)"  # componentwise, half to even, as NumPy
+for _op, _e in {"add": "($a + $b)", "subtract": "($a - $b)", "multiply": "c_mul($a, $b)",
+                "divide": "c_div($a, $b)", "pow": "c_pow($a, $b)", "equal": "c_eq($a, $b)",
+                "not_equal": "!c_eq($a, $b)", "less": "c_lt($a, $b)", "less_equal": "c_le($a, $b)",
+                "greater": "c_lt($b, $a)", "greater_equal": "c_le($b, $a)", "maximum": "c_maximum($a, $b)",
+                "minimum": "c_minimum($a, $b)"}.items():  # fmt: skip
+    BINARY[_op]["c"] = _e
+for _op, _join in (("logical_and", "&&"), ("logical_or", "||"), ("logical_xor", "!=")):
+    BINARY[_op]["c"] = f"(c_nonzero($a) {_join} c_nonzero($b))"
+
+#: Unary ops whose result on a complex operand is real: the compute type PART[ct].
+REAL_RESULT = frozenset({"abs", "real", "imag"})
+
 BOOL_BINARY = frozenset({
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "logical_xor",
@@ -198,7 +239,7 @@ def op_expr(table: dict[str, dict[str, str]], op: str, dtype: str) -> str | None
 # expression's helpers to their 64-bit twins (int64.wgsl, float64.wgsl, f64math.wgsl).
 # ---------------------------------------------------------------------------
 
-_HELPER = re.compile(r"\b([fiu])_(\w+)\(")
+_HELPER = re.compile(r"\b([fiuc])_(\w+)\(")
 _U32_LITERAL = re.compile(r"\b(0x[0-9a-fA-F]+|[0-9]+)u\b")
 
 
@@ -216,6 +257,8 @@ def _twin(m: re.Match[str]) -> str:
         # (the bit tests, sign, fmod/remainder/floor_divide, the transcendental ones): each is
         # defined once, never a WGSL built-in (no double exp/log/sin in Vulkan).
         return f"d_{fn}(" if f"d_{fn}" in _defined("float64") else f"f64_{fn}("
+    if kind == "c":
+        return f"z_{fn}("  # complex128: complex_lib("f64")
     return f"{kind}64_{fn}("
 
 
@@ -227,6 +270,31 @@ def widen(expr: str, ct: str) -> str:
     if ct == "u64":
         expr = _U32_LITERAL.sub(r"\1lu", expr)
     return expr
+
+
+# The limits complex.wgsl's algorithms take per part type (its $-placeholders).
+COMPLEX_LIMITS = {
+    # c_sqrt scales |z| >= SQRT_BIG down by 4 and |z| < SQRT_SMALL up by SQRT_UP (the root by
+    # SQRT_DOWN); c_tanh takes tanh(x) = +-1 from TANH_BIG; asinh/acos/atanh take their
+    # large-|z| forms from ASIN_BIG (where the terms they drop are below an ulp).
+    "f32": dict(SQRT_BIG="0x1p125", SQRT_SMALL="0x1p-60", SQRT_UP="0x1p64", SQRT_DOWN="0x1p-32",
+                TANH_BIG="9.0", ASIN_BIG="0x1p26"),
+    "f64": dict(SQRT_BIG="0x1p1021", SQRT_SMALL="0x1p-500", SQRT_UP="0x1p600", SQRT_DOWN="0x1p-300",
+                TANH_BIG="22.0", ASIN_BIG="0x1p54"),
+}  # fmt: skip
+
+
+def widen_source(text: str) -> str:
+    """A kernels/ file written for f32 (complex.wgsl) as its f64 twin: the types and every helper,
+    definitions included, renamed as widen() renames an expression's."""
+    return re.sub(r"\bf32\b", "f64", _HELPER.sub(_twin, text))
+
+
+@functools.cache
+def complex_lib(part: str) -> str:
+    """complex.wgsl for parts of type ``part`` (f32: the c_* functions, f64: the z_* twins)."""
+    text = Template(wgsl("complex")).substitute(COMPLEX_LIMITS[part])
+    return widen_source(text) if part == "f64" else text
 
 
 def missing_math(expr: str) -> list[str]:
@@ -257,7 +325,10 @@ def decl(name: str, binding: int, dtype: str | None, write: bool, atomic: bool =
     return f"@group(0) @binding({binding}) var<storage, read_write> {name}: array<{elem}>;"
 
 
-def _extract(name: str, bits: int) -> str:
+def _extract(name: str, bits: int, raw: str = "") -> str:
+    if raw:
+        n = bits // 32
+        return f"{raw}({', '.join(f'{name}[{n}u * u32(e) + {j}u]' for j in range(n))})"
     if bits == 64:
         return f"u64_join(vec2<u32>({name}[2u * u32(e)], {name}[2u * u32(e) + 1u]))"
     if bits == 32:
@@ -270,14 +341,17 @@ def _extract(name: str, bits: int) -> str:
 def load_fn(name: str, dtype: str) -> str:
     """``fn ld_NAME(e: i32) -> ct``: element ``e`` of buffer NAME, decoded."""
     d = DTYPES[dtype]
-    body = d.dec.replace("$w", _extract(name, d.bits))
+    body = d.dec.replace("$w", _extract(name, d.bits, d.raw))
     return f"fn ld_{name}(e: i32) -> {d.ct} {{ return {body}; }}"
 
 
 def scalar_fn(name: str, dtype: str, word: int) -> str:
     """A Python-scalar operand: its bits sit in P[word] (and P[word + 1], the high word)."""
     d = DTYPES[dtype]
-    raw = f"u64_join(vec2<u32>(P[{word}], P[{word + 1}]))" if d.bits == 64 else f"P[{word}]"
+    if d.raw:
+        raw = f"{d.raw}({', '.join(f'P[{word + j}]' for j in range(d.bits // 32))})"
+    else:
+        raw = f"u64_join(vec2<u32>(P[{word}], P[{word + 1}]))" if d.bits == 64 else f"P[{word}]"
     return f"fn ld_{name}(e: i32) -> {d.ct} {{ return {d.dec.replace('$w', raw)}; }}"
 
 
@@ -285,6 +359,10 @@ def store_fn(name: str, dtype: str) -> str:
     """``fn st_NAME(e: i32, v: ct)``; 8/16-bit elements are merged into their word atomically."""
     d = DTYPES[dtype]
     bits = d.enc.replace("$v", "v")
+    if d.raw:
+        n = d.bits // 32
+        lines = "".join(f"  {name}[{n}u * u32(e) + {j}u] = b[{j}];\n" for j in range(n))
+        return f"fn st_{name}(e: i32, v: {d.ct}) {{\n  let b = {bits};\n{lines}}}"
     if d.bits == 64:
         return (f"fn st_{name}(e: i32, v: {d.ct}) {{\n  let b = u64_split({bits});\n"
                 f"  {name}[2u * u32(e)] = b.x;\n  {name}[2u * u32(e) + 1u] = b.y;\n}}")  # fmt: skip
@@ -375,6 +453,11 @@ def prelude(body: str) -> str:
         # the two travel together; the functions a shader does not call cost compile time only.
         parts.append(wgsl("float64"))
         parts.append(wgsl("f64math"))
+    # The complex functions, only where called (c_* for complex64, z_* for complex128).
+    if re.search(r"\bc_\w+\(", code):
+        parts.append(complex_lib("f32"))
+    if re.search(r"\bz_\w+\(", code):
+        parts.append(complex_lib("f64"))
     return "\n".join(parts)
 
 

@@ -25,8 +25,11 @@ def _ct(ref: Ref) -> str:
 
 
 def _bits(value: Any, dtype: str) -> list[int]:
-    """The raw bits of a Python scalar as a ``dtype`` element: (low word, high word)."""
+    """The raw bits of a Python scalar as a ``dtype`` element: (low word, high word), or the
+    2 or 4 words of a complex one."""
     arr = np.array(value).astype(np.dtype(dtype))
+    if arr.dtype.kind == "c":
+        return [int(w) for w in arr.reshape(1).view(np.uint32)]
     bits = int(arr.view(f"u{arr.itemsize}"))
     return [bits & 0xFFFFFFFF, bits >> 32]
 
@@ -102,9 +105,9 @@ def elementwise(rt: Any, expr: str, out: Ref, inputs: list[Any]) -> None:
 
 def _vec4_operand(r: Ref) -> bool:
     """Whether r's elements 4q .. 4q+3 are whole vec4<u32> words: 32- or 64-bit elements from a
-    multiple of 4, in a buffer that ends on such a group."""
-    bits = G.DTYPES[r.dtype.name].bits
-    return bits >= 32 and r.offset % 4 == 0 and r.buffer.cap % (bits // 2) == 0
+    multiple of 4, in a buffer that ends on such a group (not complex: pairs of words)."""
+    d = G.DTYPES[r.dtype.name]
+    return d.bits >= 32 and not d.raw and r.offset % 4 == 0 and r.buffer.cap % (d.bits // 2) == 0
 
 
 # Stores of elementwise4.wgsl's results r (4 elements from OUT's vec4 word o; the tail lane by lane).
@@ -174,13 +177,27 @@ def _elementwise_source(expr: str, od: str, kinds: tuple[str | None, ...], sdt: 
 # reduce and scan over the last axis
 # ---------------------------------------------------------------------------
 
-_ZERO = {"f32": "0.0", "i32": "0", "u32": "0u", "bool": "false", "f64": "0.0", "i64": "0li", "u64": "0lu"}
-_ONE = {"f32": "1.0", "i32": "1", "u32": "1u", "bool": "true", "f64": "1.0", "i64": "1li", "u64": "1lu"}
+_ZERO = {"f32": "0.0", "i32": "0", "u32": "0u", "bool": "false", "f64": "0.0", "i64": "0li", "u64": "0lu",
+         "vec2<f32>": "vec2<f32>(0.0)", "vec2<f64>": "vec2<f64>(0.0)"}  # fmt: skip
+_ONE = {"f32": "1.0", "i32": "1", "u32": "1u", "bool": "true", "f64": "1.0", "i64": "1li", "u64": "1lu",
+        "vec2<f32>": "vec2<f32>(1.0, 0.0)", "vec2<f64>": "vec2<f64>(1.0, 0.0)"}  # fmt: skip
+
+
+def _product(acc: str, a: str, b: str) -> str:
+    """``a * b`` in compute type ``acc`` (complex: kernels/complex.wgsl's multiply)."""
+    if G.KIND[acc] == "c":
+        return G.widen(f"c_mul({a}, {b})", acc)
+    return f"{a} * {b}"
 
 
 def _better(op: str, acc: str) -> str:
     cmp = ">" if op in ("max", "argmax") else "<"
     plain = f"  return v2 {cmp} v1 || (v2 == v1 && i2 < i1);"
+    if G.KIND[acc] == "c":  # NumPy's lexicographic order, NaN first (as for floats)
+        first, second = ("v1", "v2") if cmp == ">" else ("v2", "v1")
+        return G.widen("  if (c_isnan(v1)) { return c_isnan(v2) && i2 < i1; }\n"
+                       "  if (c_isnan(v2)) { return true; }\n"
+                       f"  return c_lt({first}, {second}) || (c_eq(v2, v1) && i2 < i1);", acc)  # fmt: skip
     if G.KIND[acc] != "f":
         return plain
     return G.widen("  if (f_isnan(v1)) { return f_isnan(v2) && i2 < i1; }\n"
@@ -190,9 +207,10 @@ def _better(op: str, acc: str) -> str:
 def _reduce_parts(op: str, xct: str, oct_: str) -> dict[str, str]:
     ld = "ld_A(base + i32(k) * s1)"
     if op in ("sum", "prod"):
-        sym = "+" if op == "sum" else "*"
+        fold, merge = (("acc + v", "sv[t] + sv[t + s]") if op == "sum"
+                       else (_product(oct_, "acc", "v"), _product(oct_, "sv[t]", "sv[t + s]")))  # fmt: skip
         return dict(ACC=oct_, LOAD=G.conv(xct, oct_, ld), IDENTITY=(_ZERO if op == "sum" else _ONE)[oct_],
-                    IDENTITY_INDEX="0u", FOLD=f"acc = acc {sym} v;", MERGE=f"sv[t] = sv[t] {sym} sv[t + s];",
+                    IDENTITY_INDEX="0u", FOLD=f"acc = {fold};", MERGE=f"sv[t] = {merge};",
                     RESULT="rv", BETTER="  return false;")  # fmt: skip
     if op in ("any", "all"):
         sym = "||" if op == "any" else "&&"
@@ -213,13 +231,16 @@ def _short_rows(M: int, K: int) -> bool:
     return K <= 64 or M >= 16384
 
 
-# A partial's value as two scratch words (to_bits) and back (from_bits, of w: vec2<u32>).
-_BITS = {"f32": ("vec2<u32>(bitcast<u32>(v), 0u)", "bitcast<f32>(w.x)"),
-         "i32": ("vec2<u32>(bitcast<u32>(v), 0u)", "bitcast<i32>(w.x)"), "u32": ("vec2<u32>(v, 0u)", "w.x"),
-         "bool": ("vec2<u32>(select(0u, 1u, v), 0u)", "(w.x != 0u)"),
-         "f64": ("u64_split(bitcast<u64>(v))", "bitcast<f64>(u64_join(w))"),
-         "i64": ("u64_split(bitcast<u64>(v))", "bitcast<i64>(u64_join(w))"),
-         "u64": ("u64_split(v)", "u64_join(w)")}  # fmt: skip
+# A partial's value as four scratch words (to_bits) and back (from_bits, of w: vec4<u32>).
+_BITS = {"f32": ("vec4<u32>(bitcast<u32>(v), 0u, 0u, 0u)", "bitcast<f32>(w.x)"),
+         "i32": ("vec4<u32>(bitcast<u32>(v), 0u, 0u, 0u)", "bitcast<i32>(w.x)"),
+         "u32": ("vec4<u32>(v, 0u, 0u, 0u)", "w.x"),
+         "bool": ("vec4<u32>(select(0u, 1u, v), 0u, 0u, 0u)", "(w.x != 0u)"),
+         "f64": ("vec4<u32>(u64_split(bitcast<u64>(v)), 0u, 0u)", "bitcast<f64>(u64_join(w.xy))"),
+         "i64": ("vec4<u32>(u64_split(bitcast<u64>(v)), 0u, 0u)", "bitcast<i64>(u64_join(w.xy))"),
+         "u64": ("vec4<u32>(u64_split(v), 0u, 0u)", "u64_join(w.xy)"),
+         "vec2<f32>": ("vec4<u32>(bitcast<vec2<u32>>(v), 0u, 0u)", "bitcast<vec2<f32>>(w.xy)"),
+         "vec2<f64>": (G.DTYPES["complex128"].enc.replace("$v", "v"), G.DTYPES["complex128"].dec.replace("$w", "w"))}  # fmt: skip
 
 
 def reduce(rt: Any, op: str, x: Ref, out: Ref) -> None:
@@ -243,7 +264,7 @@ def reduce(rt: Any, op: str, x: Ref, out: Ref) -> None:
         rt.run(key, src, params, [*binds, (3, rt.dummy, True), (4, rt.dummy, True)], rt.groups(M))
         return
     C = -(-K // G_)
-    scratch = [rt.alloc(M * G_ * 8), rt.alloc(M * G_ * 4)]
+    scratch = [rt.alloc(M * G_ * 16), rt.alloc(M * G_ * 4)]
     try:
         binds += [(3, scratch[0], True), (4, scratch[1], True)]
         params[7:] = [G_, C]
@@ -265,7 +286,7 @@ def _reduce_by_thread(rt: Any, key: Any, src: Any, params: list[int], binds: lis
         return
     C = -(-K // G_)
     G_ = -(-K // C)
-    scratch = [rt.alloc(M * G_ * 8), rt.alloc(M * G_ * 4)]
+    scratch = [rt.alloc(M * G_ * 16), rt.alloc(M * G_ * 4)]
     try:
         params[7:] = [G_, C]
         binds = [*binds, (3, scratch[0], True), (4, scratch[1], True)]
@@ -306,7 +327,7 @@ def scan(rt: Any, op: str, x: Ref, out: Ref) -> None:
     acc = G.DTYPES[od].ct
     parts = dict(ACC=acc, LOAD=G.conv(G.DTYPES[xd].ct, acc, "ld_A(xb + i32(k) * xs)"),
                  IDENTITY=(_ZERO if op == "cumulative_sum" else _ONE)[acc],
-                 OP="a + b" if op == "cumulative_sum" else "a * b", RESULT="op(carry, sv[t])")  # fmt: skip
+                 OP="a + b" if op == "cumulative_sum" else _product(acc, "a", "b"), RESULT="op(carry, sv[t])")  # fmt: skip
     src = lambda: G.fill("scan", DECLS=G.decl("OUT", 1, od, True) + "\n" + G.decl("A", 2, None, False),  # noqa: E731
                          FUNCS=G.store_fn("OUT", od) + "\n" + G.load_fn("A", xd), **parts)  # fmt: skip
     M, K = x.shape
@@ -336,7 +357,8 @@ def matmul(rt: Any, a: Ref, b: Ref, out: Ref) -> None:
     acc = "u32" if ct == "bool" else ct
     parts = dict(ACC=acc, ZERO=_ZERO[acc], RESULT=G.conv(acc, G.DTYPES[od].ct, "v"),
                  LOAD_A=G.conv(ct, acc, "ld_A(abase + i32(am) * si(5u) + i32(ak) * si(6u))"),
-                 LOAD_B=G.conv(ct, acc, "ld_B(bbase + i32(bk) * si(9u) + i32(bn) * si(10u))"))  # fmt: skip
+                 LOAD_B=G.conv(ct, acc, "ld_B(bbase + i32(bk) * si(9u) + i32(bn) * si(10u))"),
+                 PRODUCT=_product(acc, "ar[i]", "br[j]"))  # fmt: skip
     decls = "\n".join([G.decl("OUT", 1, od, True), G.decl("A", 2, None, False), G.decl("B", 3, None, False)])
     funcs = "\n".join([G.store_fn("OUT", od), G.load_fn("A", d), G.load_fn("B", d)])
     src = lambda: G.fill("matmul", DECLS=decls, FUNCS=funcs, **parts)  # noqa: E731
@@ -466,7 +488,7 @@ def scatter_add(rt: Any, out: Ref, indices: Ref, values: Ref) -> None:
     values = _unalias(rt, values, out, temps)
     indices = _unalias(rt, indices, out, temps)
     try:
-        if G.DTYPES[out.dtype.name].bits == 64:
+        if G.DTYPES[out.dtype.name].bits >= 64:
             _scatter_runs(rt, out, indices, values, temps)
         else:
             _index_kernel(rt, "scatter", out, values, indices)
@@ -475,7 +497,7 @@ def scatter_add(rt: Any, out: Ref, indices: Ref, values: Ref) -> None:
 
 
 def _scatter_runs(rt: Any, out: Ref, idx: Ref, values: Ref, temps: list[Any]) -> None:
-    """scatter_add of 64-bit elements, which WGSL cannot add atomically (its atomics are 32-bit):
+    """scatter_add of 64- and 128-bit elements, which WGSL cannot add atomically (its atomics are 32-bit):
     a stable argsort of the indices, then a thread per (row, run of equal indices) adds the run's
     values in their order, so the sums are deterministic."""
     K = idx.shape[0]

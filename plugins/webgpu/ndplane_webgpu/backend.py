@@ -33,7 +33,8 @@ from . import _kernels as Kn
 
 __all__ = ["WebGPUBackend", "ndplane_register_backends"]
 
-_BASE_DTYPES = ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32")
+# NOTE: complex64 is a pair of f32 moved as two u32 words (kernels/complex.wgsl): no feature.
+_BASE_DTYPES = ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32", "complex64")
 # Dtypes an adapter feature adds: (features, dtypes). float64 takes both 64-bit features, as its
 # bits travel as a u64 (naga validates no bitcast of an f64 to two u32 words). float16 is stored
 # as bits and computed in f32, so it needs no feature; it is offered where "shader-f16" is, as
@@ -41,7 +42,7 @@ _BASE_DTYPES = ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "
 FEATURE_DTYPES = (
     (("shader-f16",), ("float16",)),
     (("shader-int64",), ("int64", "uint64")),
-    (("shader-int64", "shader-f64"), ("float64",)),
+    (("shader-int64", "shader-f64"), ("float64", "complex128")),
 )
 _FUSED_ROWS = ("softmax", "log_softmax", "logsumexp")
 _BOOL_RESULT = frozenset({"isfinite", "isinf", "isnan", "logical_not", "signbit"})
@@ -75,14 +76,17 @@ class WebGPUBackend(Backend):
             self.notes += ("float32 subnormals flush to zero on this adapter (WGSL permits it): exp, log, "
                            "sqrt and pow handle them in integers, other float32 results may flush",)  # fmt: skip
         self.dtypes = frozenset(getattr(ndplane, n) for n in names)
-        # NOTE: no "complex floating" entry: WGSL has no complex type, and the core raises
-        # UnsupportedDTypeError naming the device where a complex default would be needed.
         wide = "int64" in names
+        f64 = "float64" in names
         self.default_dtypes = {
-            "real floating": ndplane.float64 if "float64" in names else ndplane.float32,
+            "real floating": ndplane.float64 if f64 else ndplane.float32,
+            "complex floating": ndplane.complex128 if f64 else ndplane.complex64,
             "integral": ndplane.int64 if wide else ndplane.int32,
             "indexing": ndplane.int64 if wide else ndplane.int32,
         }  # fmt: skip
+        # NOTE: the generic matmul keeps two 1024-element tiles of the compute type in workgroup
+        # memory: 32 KiB for complex128, more than WebGPU guarantees (16 KiB).
+        self._matmul_c128 = rt.adapter.limits["max-compute-workgroup-storage-size"] >= 32768
         self.info = dict(rt.adapter.info)
 
     def __repr__(self) -> str:
@@ -94,6 +98,10 @@ class WebGPUBackend(Backend):
             # NOTE: float64 transcendentals come from kernels/f64math.wgsl; until it defines one,
             # the op is not native on float64 (never WGSL's f64 built-ins, see float64.wgsl).
             return expr is not None and not G.missing_math(expr)
+        if op == "matmul" and dtype.name == "complex128":
+            return self._matmul_c128
+        if op in ("sort", "random_bits") and dtype.kind == "complex":
+            return False  # the core orders no complex values and draws no complex bits
         return op in self.ops
 
     # -- memory --------------------------------------------------------------
@@ -156,7 +164,8 @@ class WebGPUBackend(Backend):
 
     def unary(self, op: str, x: Ref, out: Ref) -> None:
         expr = _expr(G.UNARY, op, x.dtype.name, "$x", "$a")
-        res = "bool" if op in _BOOL_RESULT else G.DTYPES[x.dtype.name].ct
+        ct = G.DTYPES[x.dtype.name].ct
+        res = "bool" if op in _BOOL_RESULT else G.PART[ct] if ct in G.PART and op in G.REAL_RESULT else ct
         self._ew(G.conv(res, G.DTYPES[out.dtype.name].ct, expr), out, [x])
 
     def binary(self, op: str, a: Any, b: Any, out: Ref) -> None:
@@ -242,7 +251,7 @@ def _expr(table: dict[str, dict[str, str]], op: str, dtype: str, *rename: str) -
 
 def _dtypes_of(features: frozenset[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(dtype names, notes for ``ndplane info``) of an adapter with ``features``."""
-    names, notes = _BASE_DTYPES, []
+    names, notes = _BASE_DTYPES, [f"{', '.join(_BASE_DTYPES)}: declared on every adapter (no feature needed)"]
     for needs, dts in FEATURE_DTYPES:
         missing = [f for f in needs if f not in features]
         if not missing:
@@ -295,8 +304,8 @@ def _count() -> int:
 
 
 def _priority() -> int:
-    # NOTE: below cpu (20) even on a real GPU: webgpu has no complex (nor float64 or int64 on an
-    # adapter without the features), so becoming the default could silently change a program's
+    # NOTE: below cpu (20) even on a real GPU: webgpu has no float64, int64 or complex128 on an
+    # adapter without the features, so becoming the default could silently change a program's
     # dtypes, and most small programs run faster on cpu. A software adapter (lavapipe) ranks
     # below numpy (10) too.
     ok, _, _, software = _probe()

@@ -44,17 +44,19 @@ def test_one_device_per_process(be):
 def test_declared_dtypes(be):
     names = {d.name for d in be.dtypes}
     feats = be.rt.features
-    assert {"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32"} <= names
-    assert not names & {"complex64", "complex128"}
+    assert {"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32", "complex64"} <= names
+    assert ("complex128" in names) == ("float64" in names)
     assert ("float16" in names) == ("shader-f16" in feats)
     assert ("int64" in names) == ("uint64" in names) == ("shader-int64" in feats)
     assert ("float64" in names) == ({"shader-int64", "shader-f64"} <= feats)
     wide = "int64" in names
     assert be.default_dtypes["real floating"] is (ndplane.float64 if "float64" in names else ndplane.float32)
+    assert be.default_dtypes["complex floating"] is (ndplane.complex128 if "float64" in names else ndplane.complex64)
     assert be.default_dtypes["integral"] is be.default_dtypes["indexing"] is (ndplane.int64 if wide else ndplane.int32)
     flush = ["subnormals flush to zero" in n for n in be.notes]
-    assert flush == [False] * len(FEATURE_DTYPES) + [True] * be.flushes_f32_subnormals
-    assert all("shader-" in n for n in be.notes[: len(FEATURE_DTYPES)])
+    assert flush == [False] * (1 + len(FEATURE_DTYPES)) + [True] * be.flushes_f32_subnormals
+    assert "complex64" in be.notes[0] and "no feature" in be.notes[0]
+    assert all("shader-" in n for n in be.notes[1 : 1 + len(FEATURE_DTYPES)])
 
 
 def test_subnormal_flush_probe(be):
@@ -78,13 +80,13 @@ def test_subnormal_flush_probe(be):
 
 @pytest.mark.parametrize("features, added", [
     ((), set()), (("shader-f64",), set()), (("shader-int64",), {"int64", "uint64"}),
-    (("shader-int64", "shader-f64", "shader-f16"), {"int64", "uint64", "float64", "float16"}),
+    (("shader-int64", "shader-f64", "shader-f16"), {"int64", "uint64", "float64", "complex128", "float16"}),
 ])  # fmt: skip
 def test_dtypes_follow_the_adapter_features(features, added):
     """An adapter without the features keeps the 32-bit set, and the notes say why."""
     names, notes = _dtypes_of(frozenset(features))
     assert set(names) == set(_BASE_DTYPES) | added
-    assert any(n.startswith("float64: not declared") for n in notes) == ("float64" not in added)
+    assert any(n.startswith("float64, complex128: not declared") for n in notes) == ("float64" not in added)
 
 
 def test_memory_stats_and_pool(be):
@@ -239,3 +241,45 @@ def test_buffer_freed_by_the_cyclic_gc_stays_usable(be):
         np.testing.assert_array_equal(got, np.arange(25))
     finally:
         be.free(buf)
+
+
+class _Without64:
+    """An adapter that hides shader-int64 and shader-f64: its device is created without them."""
+
+    def __init__(self, adapter):
+        self._adapter = adapter
+        self.features = frozenset(adapter.features) - {"shader-int64", "shader-f64"}
+
+    def __getattr__(self, name):
+        return getattr(self._adapter, name)
+
+
+def test_complex64_needs_no_64_bit_feature(be, monkeypatch):
+    """complex64 (pairs of f32 moved as u32 words) runs on a device created without
+    shader-int64 and shader-f64, where naga refuses any shader naming a 64-bit type."""
+    from ndplane_webgpu import _runtime
+    from ndplane_webgpu.backend import WebGPUBackend
+    from webgpu_helpers import Host
+
+    index = 1000  # a runtime of its own, never the shared one
+    monkeypatch.setitem(_runtime._runtimes, index, _runtime.Runtime(_Without64(be.rt.adapter), index))
+    small = WebGPUBackend(index)
+    assert ndplane.complex64 in small.dtypes and ndplane.complex128 not in small.dtypes
+    assert small.default_dtypes["complex floating"] is ndplane.complex64
+    host = Host(small)
+    z = (np.arange(12) - 5.5 + 1j * np.linspace(-2, 3, 12)).astype(np.complex64).reshape(3, 4)
+    x = host.put(z)
+    out = host.empty((3, 4), np.complex64)
+    for op, want in (("exp", np.exp(z)), ("sqrt", np.sqrt(z)), ("log", np.log(z)), ("atanh", np.arctanh(z))):
+        small.unary(op, x, out)
+        np.testing.assert_allclose(host.get(out), want, rtol=1e-5, err_msg=op)
+    small.binary("multiply", x, 2 - 1j, out)
+    np.testing.assert_allclose(host.get(out), z * (2 - 1j), rtol=1e-6)
+    sums = host.empty((3,), np.complex64)
+    small.reduce("prod", x, sums)
+    np.testing.assert_allclose(host.get(sums), z.prod(axis=1), rtol=1e-5)
+    small.matmul(host.put(z[None]), host.put(z.T[None].copy()), host.empty((1, 3, 3), np.complex64))
+    small.scatter_add(out, host.put(np.array([0, 0, 1, 3], np.int32)), x)
+    small.cast(x, host.empty((3, 4), np.float16))
+    small.synchronize()
+    host.free()

@@ -6,7 +6,7 @@ NVIDIA's driver returns wrong remainders where lavapipe returns right ones. So t
 checked on the generated source instead: the only ``%`` is the one inside ``u_mod`` (and
 ``u64_mod`` for 64-bit integers), whose unsigned signature the WGSL compiler enforces at every
 call. The scan covers the 64-bit dtypes' shaders (int64.wgsl, float64.wgsl, f64math.wgsl pasted in)
-where the adapter has them.
+where the adapter has them, and the complex ones (complex.wgsl, and its complex128 twin).
 """
 
 from __future__ import annotations
@@ -56,9 +56,12 @@ def _run_every_family(be, host) -> None:
         xt = host.view(np.arange(12).reshape(4, 3).astype(dt), np.arange(12).reshape(4, 3).astype(dt).T)
         out = host.empty((3, 4), dt)
         outb = host.empty((3, 4), np.bool_)
+        complex_ = dt.kind == "c"
+        outr = host.empty((3, 4), dt.type(0).real.dtype) if complex_ else out
         for op in UNARY_OPS:
             if op in G.UNARY and be.supports(op, x.dtype):
                 res = outb if op in ("isfinite", "isinf", "isnan", "logical_not", "signbit") else out
+                res = outr if complex_ and op in G.REAL_RESULT else res
                 be.unary(op, x, res)
                 be.unary(op, xt, res)
         for op in BINARY_OPS:
@@ -69,8 +72,10 @@ def _run_every_family(be, host) -> None:
         be.where(host.put(rng.random((3, 4)) < 0.5), x, xt, out)
         be.cast(x, host.empty((3, 4), np.float32))
         # The dtypes the core asks for: sums of small integers in the default integer dtype.
-        wide = {"b": None, "i": np.int32, "u": np.uint32, "f": dt}[dt.kind] if dt.itemsize < 8 else dt
+        wide = {"b": None, "i": np.int32, "u": np.uint32, "f": dt, "c": dt}[dt.kind] if dt.itemsize < 8 else dt
         for op in REDUCE_OPS:
+            if complex_ and op not in ("sum", "prod", "any", "all"):
+                continue  # the core orders no complex values
             acc = {"sum": wide, "prod": wide, "any": np.bool_, "all": np.bool_,
                    "argmax": np.int32, "argmin": np.int32}.get(op, dt)  # fmt: skip
             if acc is None:
@@ -85,6 +90,9 @@ def _run_every_family(be, host) -> None:
         be.take(x, idx, host.empty((3, 3), dt))
         if name != "bool":
             be.scatter_add(host.empty((3, 4), dt), idx, host.put(np.ones((3, 3), dt)))
+        if complex_:
+            be.cast(host.put(np.ones((3, 4), np.float32)), x)
+            continue
         be.sort(x, host.empty((3, 4), dt), host.empty((3, 4), np.int32), False, True)
         long = (1, Kn.RADIX_MIN_K)  # the radix sort
         be.sort(host.put(np.zeros(long, dt)), host.empty(long, dt), host.empty(long, np.int32), True, True)
@@ -99,12 +107,17 @@ def test_no_percent_on_signed_integers_in_any_generated_shader(be, host, sources
     for key, src in sources.items():
         code = _strip_comments(src).replace(U_MOD, "").replace(U64_MOD, "")
         assert "%" not in code, f"{key}: '%' outside u_mod / u64_mod (use them on unsigned operands)"
-        if not re.search(r"int64|float64|[iuf]64", repr(key)):
-            # a 32-bit shader must compile on an adapter without shader-int64 / shader-f64
+        if not re.search(r"int64|float64|complex128|[iuf]64", repr(key)):
+            # a 32-bit shader (complex64's included) must compile on an adapter without
+            # shader-int64 / shader-f64
             assert not re.search(r"\b[iuf]64\b", code), f"{key}: a 64-bit type in a 32-bit shader"
     if "int64" in {d.name for d in be.dtypes}:
         assert {"scatter_runs"} <= families
         assert any("i64_remainder" in src for src in sources.values())
+    complex_keys = [key for key in sources if "complex" in repr(key)]
+    assert complex_keys and any("fn c_mul(" in sources[k] for k in complex_keys)
+    if "complex128" in {d.name for d in be.dtypes}:
+        assert any("fn z_mul(" in sources[k] for k in complex_keys)
 
 
 def test_u_mod_is_the_only_remainder_and_is_unsigned():
@@ -124,10 +137,26 @@ def test_float64_shaders_use_no_wgsl_transcendental_builtins():
                           r"asinh|acosh|atanh|pow|sqrt|inverseSqrt|fma)\(")
     for table in (G.UNARY, G.BINARY):
         for op in table:
-            expr = G.op_expr(table, op, "float64")
-            if expr is not None:
-                assert not builtins.search(expr), f"{op}: {expr}"
+            for dtype in ("float64", "complex128"):
+                expr = G.op_expr(table, op, dtype)
+                if expr is not None:
+                    assert not builtins.search(expr), f"{op} {dtype}: {expr}"
     assert not builtins.search(_strip_comments(G.wgsl("float64")))
+    assert not builtins.search(_strip_comments(G.complex_lib("f64")))
+
+
+def test_complex128_helpers_are_the_widened_complex64_ones():
+    """complex.wgsl is written once: its f64 twin defines z_X for every c_X, in f64 only, and
+    calls float64 helpers that exist (d_X in float64.wgsl, else f64_X in f64math.wgsl)."""
+    c = set(re.findall(r"\bfn (c_\w+)\(", G.complex_lib("f32")))
+    z = set(re.findall(r"\bfn (z_\w+)\(", G.complex_lib("f64")))
+    assert c and {"z_" + n[2:] for n in c} == z
+    code = _strip_comments(G.complex_lib("f64"))
+    assert not re.search(r"\bf32\b|\bc_\w+\(|\bf_\w+\(", code)
+    have = G._defined("float64") | G._defined("f64math") | z
+    called = set(re.findall(r"\b((?:d|f64|z)_\w+)\(", code))
+    assert called <= have, called - have
+    assert "$" not in G.complex_lib("f32") + G.complex_lib("f64")
 
 
 def test_signed_remainder_and_floor_divide_match_numpy(be, host):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from ndplane_webgpu import _codegen as G
+from test_complex import _log1p as complex_log1p
 from webgpu_helpers import ALL, VIEWS, random_array, whole
 
 import ndplane
@@ -18,16 +19,27 @@ TRANSCENDENTAL = {op.name for op in OPS.values() if op.accuracy == "transcendent
 
 def close(got, want, dtype, op=""):
     assert got.shape == want.shape and got.dtype == want.dtype
-    if want.dtype.kind != "f":
+    if want.dtype.kind not in "fc":
         np.testing.assert_array_equal(got, want, err_msg=f"{op} {dtype}")
         return
     rtol = 2e-3 if want.dtype == np.float16 else 3e-5 if op in TRANSCENDENTAL else 2e-6
     # Scale-aware absolute tolerance for results that cancel to ~0 (sin(pi), log(1+tiny)).
     atol = 1e-3 if want.dtype == np.float16 else 1e-6 if op in TRANSCENDENTAL else 0
+    if want.dtype.kind == "c":
+        # NOTE: complex accuracy (normwise, special values) is test_complex.py's; here the wiring,
+        # componentwise relative to the modulus (a part may cancel where the other does not).
+        eps = np.finfo(want.real.dtype).eps
+        tol = (64 if op in TRANSCENDENTAL or op in ("divide", "pow", "reciprocal", "sign") else 4) * eps
+        fin = np.isfinite(want) & np.isfinite(got)
+        err = np.abs(got - want)[fin] / np.maximum(np.abs(want)[fin], np.finfo(want.real.dtype).tiny)
+        assert err.size == 0 or err.max() <= tol, f"{op} {dtype}: {err.max() / eps:.1f} eps"
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=f"{op} {dtype} nan")
+        np.testing.assert_array_equal(np.isinf(got), np.isinf(want), err_msg=f"{op} {dtype} inf")
+        return
     if want.dtype == np.float64:
         # NOTE: the f64math functions' own accuracy is tested by test_f64math.py; here the
-        # wiring. Everything else is exact (or one rounding, as NumPy).
-        rtol, atol = (1e-13, 1e-15) if op in TRANSCENDENTAL else (2.0**-52, 0)
+        # wiring. Everything else is exact (or one rounding, as NumPy; complex abs is a hypot).
+        rtol, atol = (1e-13, 1e-15) if op in TRANSCENDENTAL or "complex" in dtype else (2.0**-52, 0)
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"{op} {dtype}")
     # Signs of infinities and zeros must agree as well.
     np.testing.assert_array_equal(np.isinf(got), np.isinf(want), err_msg=f"{op} {dtype} inf")
@@ -73,8 +85,19 @@ def test_unary(be, host, op, dtype, view):
         base = (base / 150).astype(dtype)
     x = fn(base)
     rdt = np.dtype(bool) if op in ("isfinite", "isinf", "isnan", "logical_not", "signbit") else np.dtype(dtype)
+    if rdt.kind == "c" and op in G.REAL_RESULT:
+        rdt = np.empty(0, rdt).real.dtype
     want = np.empty(x.shape, rdt)
-    R.unary(op, x, want)
+    if np.dtype(dtype) == np.complex64:
+        # NOTE: against complex128 rounded: NumPy's own complex64 log1p is 240 eps off near 0
+        wide = np.empty(x.shape, np.complex128 if rdt.kind == "c" else rdt if rdt.kind == "b" else np.float64)
+        R.unary(op, x.astype(np.complex128), wide)
+        want[...] = wide
+    else:
+        R.unary(op, x, want)
+    if op == "log1p" and rdt.kind == "c":  # NumPy's complex log1p cancels near 0; ours does not
+        with np.errstate(all="ignore"):
+            want[...] = np.where(np.isfinite(x), complex_log1p(x.astype(np.complex128)), want)
     out = host.empty(x.shape, rdt)
     be.unary(op, host.view(base, x), out)
     close(host.get(out), want, dtype, op)
@@ -97,6 +120,10 @@ def _operands(rng, op, dtype, shape):
         b = rng.integers(-2 if np.dtype(dtype).kind == "i" else 0, 9, b.shape).astype(dtype)
     if op in ("floor_divide", "remainder", "divide") and np.dtype(dtype).kind == "f":
         b = np.where(rng.random(b.shape) < 0.3, np.round(b), b).astype(dtype)
+    if op == "pow" and np.dtype(dtype).kind == "c":
+        # NOTE: a ** b = exp(b log a) is conditioned by |b log a|: moderate exponents, and some
+        # small integers (NumPy multiplies for those)
+        b = np.where(rng.random(b.shape) < 0.2, rng.integers(-4, 5, b.shape), b / 100).astype(dtype)
     return a, b
 
 
@@ -111,7 +138,12 @@ def test_binary(be, host, op, dtype, view):
     a, b = fn(abase), fn(bbase)
     rdt = np.dtype(bool) if op in G.BOOL_BINARY else np.dtype(dtype)
     want = np.empty(a.shape, rdt)
-    R.binary(op, a, b, want)
+    if np.dtype(dtype) == np.complex64:  # against complex128 rounded, as test_unary
+        wide = np.empty(a.shape, np.complex128 if rdt.kind == "c" else rdt)
+        R.binary(op, a.astype(np.complex128), b.astype(np.complex128), wide)
+        want[...] = wide
+    else:
+        R.binary(op, a, b, want)
     out = host.empty(a.shape, rdt)
     be.binary(op, host.view(abase, a), host.view(bbase, b), out)
     close(host.get(out), want, dtype, op)
@@ -126,9 +158,9 @@ def test_binary_scalar(be, host, op, dtype, side):
     rng = np.random.default_rng(hash((op, dtype, side)) % 2**32)
     a, _ = _operands(rng, op, dtype, (6, 7) if side == "left" else (1031,))  # (1031,): vec4 kernel
     kind = np.dtype(dtype).kind
-    s = {"b": True, "i": -3, "u": 3, "f": -2.5}[kind]
+    s = {"b": True, "i": -3, "u": 3, "f": -2.5, "c": -2.5 + 1.5j}[kind]
     if op in ("pow", "bitwise_right_shift") and side == "right":
-        s = {"b": True, "i": 3, "u": 3, "f": 3.0}[kind]
+        s = {"b": True, "i": 3, "u": 3, "f": 3.0, "c": 3.0}[kind]
     rdt = np.dtype(bool) if op in G.BOOL_BINARY else np.dtype(dtype)
     want = np.empty(a.shape, rdt)
     args = (a, s) if side == "right" else (s, a)
@@ -162,12 +194,13 @@ def test_cast(be, host, src, dst):
         pytest.skip("unsupported here")
     rng = np.random.default_rng(11)
     base = random_array(rng, (9, 13), src)
-    if np.dtype(src).kind == "f" and np.dtype(dst).kind in "iub":
-        # Out-of-range float -> int casts are undefined in the Array API; keep in range.
+    if np.dtype(src).kind in "fc" and np.dtype(dst).kind in "iub":
+        # Out-of-range float -> int casts are undefined in the Array API; keep in range (the
+        # real part, which a complex -> real cast keeps, as NumPy's astype).
         info = np.iinfo(dst) if dst != "bool" else None
-        finite = np.nan_to_num(base.astype(np.float64), nan=0, posinf=0, neginf=0)
+        finite = np.nan_to_num(base.real.astype(np.float64), nan=0, posinf=0, neginf=0)
         lo, hi = (info.min, info.max) if info else (-100, 100)
-        base = np.clip(finite, lo, hi).astype(src)
+        base = (np.clip(finite, lo, hi) + (base.imag if dst == "bool" else 0)).astype(src)
     x = base[:, ::-2]
     want = np.empty(x.shape, dst)
     R.cast(x, want)
@@ -215,7 +248,7 @@ def test_fill(be, host, dtype):
     if dtype not in _dtypes(be):
         pytest.skip(f"{dtype} unsupported here")
     base = random_array(np.random.default_rng(1), (7, 9), dtype)
-    value = {"b": True, "i": -5, "u": 200 if dtype == "uint8" else 7, "f": -1.5}[np.dtype(dtype).kind]
+    value = {"b": True, "i": -5, "u": 200 if dtype == "uint8" else 7, "f": -1.5, "c": -1.5 + 2j}[np.dtype(dtype).kind]
     ref = host.view(base, base[1::3, ::-2])
     be.fill(ref, value)
     expect = base.copy()

@@ -53,14 +53,20 @@ class Host:
         self.bufs.clear()
 
 
-# The 64-bit dtypes last: only adapters with shader-int64 (and shader-f64) declare them.
-ALL = ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16", "float32",
-       "int64", "uint64", "float64"]  # fmt: skip
+# The 64-bit dtypes last: only adapters with shader-int64 (and shader-f64) declare them
+# (complex64 is declared everywhere; complex128 with float64).
+ALL = ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16", "float32", "complex64",
+       "int64", "uint64", "float64", "complex128"]  # fmt: skip
 
 
 def random_array(rng: np.random.Generator, shape, dtype: str, special: bool = True) -> np.ndarray:
     dt = np.dtype(dtype)
     n = int(np.prod(shape, dtype=np.int64))
+    if dt.kind == "c":  # independent real and imaginary parts, each with the special values
+        part = np.float32 if dt == np.complex64 else np.float64
+        z = np.empty(shape, dt)
+        z.real, z.imag = random_array(rng, shape, part, special), random_array(rng, shape, part, special)
+        return z
     if dt.kind == "b":
         return np.asarray(rng.random(n).reshape(shape) < 0.5)
     if dt.kind in "iu":

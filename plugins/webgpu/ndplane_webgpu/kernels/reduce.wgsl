@@ -12,7 +12,7 @@
 //   0  P    params (u32): [M, K, x_offset, x_stride0, x_stride1, out_offset, out_stride, G, C]
 //   1  OUT  (M,) STRIDED, dtype of the result (sum/prod accumulate in its compute type)
 //   2  A    x: STRIDED in both axes
-//   3  S    (M * G * 2) u32 scratch: partial values (bits of $ACC, two words each) (G > 1)
+//   3  S    (M * G * 4) u32 scratch: partial values (bits of $ACC, four words each) (G > 1)
 //   4  SI   (M * G) u32 scratch: partial indices                    (only when G > 1)
 // Each thread folds elements t, t+256, ... of its chunk, then the 256 partials are
 // combined pairwise. Partials carry an index (argmax/argmin, and "empty" = 0xffffffff
@@ -38,10 +38,10 @@ fn better(v1: $ACC, i1: u32, v2: $ACC, i2: u32) -> bool {
 $BETTER
 }
 
-fn to_bits(v: $ACC) -> vec2<u32> { return $TO_BITS; }
-fn from_bits(w: vec2<u32>) -> $ACC { return $FROM_BITS; }
-fn put_partial(i: u32, v: $ACC) { let b = to_bits(v); S[2u * i] = b.x; S[2u * i + 1u] = b.y; }
-fn partial(i: u32) -> $ACC { return from_bits(vec2<u32>(S[2u * i], S[2u * i + 1u])); }
+fn to_bits(v: $ACC) -> vec4<u32> { return $TO_BITS; }
+fn from_bits(w: vec4<u32>) -> $ACC { return $FROM_BITS; }
+fn put_partial(i: u32, v: $ACC) { let b = to_bits(v); S[4u * i] = b.x; S[4u * i + 1u] = b.y; S[4u * i + 2u] = b.z; S[4u * i + 3u] = b.w; }
+fn partial(i: u32) -> $ACC { return from_bits(vec4<u32>(S[4u * i], S[4u * i + 1u], S[4u * i + 2u], S[4u * i + 3u])); }
 
 // Combines the 256 (sv, si) partials into sv[0], si[0]; call from uniform control flow.
 fn tree(t: u32) {
