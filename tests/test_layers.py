@@ -42,7 +42,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ]),
     ("the Array API namespace", ["_namespace"]),
     ("backward engine, gradient rules, fused composites, nn, optim", [
-        "autograd.rules", "autograd.rules_extra", "autograd.engine", "autograd", "composite._conv", "composite",
+        "autograd.rules", "autograd.rules_extra", "autograd.engine", "autograd", "composite._conv",
+        "composite._pool", "composite",
         "nn.functional", "nn.init", "nn.modules", "nn", "optim",
     ]),
     ("the package: method binding, public namespace", [

@@ -579,6 +579,21 @@ def _as_2d(x: Array, backend: Backend, m: int, k: int, keep: list[Array],
     return Ref(cr.buffer, cr.dtype, (m, k), (k, 1), cr.offset, m * k, True)
 
 
+def fused_reduce(op: str, x: Array, axes: tuple[int, ...], result: _dtypes.DType) -> Array:
+    """:func:`reduce` through the backend's ``fused:<op>`` (an (M, K) -> (M,) reduction that no
+    primitive is, e.g. ``count_nonzero`` of any dtype); the caller checked the capability."""
+    st = x._storage
+    backend = st.backend
+    r = x._ref
+    kept, m, k, moved = _layout.reduce_layout(r.shape, r.strides, axes)
+    out = _out(st.device, backend, result, kept, m)
+    if m:
+        keep: list[Array] = []
+        src = _as_2d(x, backend, m, k, keep, moved)
+        backend.fused(op, (src,), Ref(out._ref.buffer, result, (m,), (1,), 0, m, True), {})
+    return out
+
+
 def move_axes_last(x: Array, axes: tuple[int, ...]) -> tuple[Array, tuple[int, ...], tuple[int, ...]]:
     """A view of ``x`` with ``axes`` moved to the end; returns (view, kept shape, moved shape)."""
     r = x._ref

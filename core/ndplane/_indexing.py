@@ -17,6 +17,7 @@ from ._statistical import cumulative_sum
 from ._statistical import max as _max
 from ._statistical import min as _min
 from ._statistical import sum as _sum
+from .backend.base import Ref
 
 __all__ = ["take", "take_along_axis", "repeat"]
 
@@ -55,10 +56,30 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
 def take_in_range(x: Array, indices: Array, ax: int) -> Array:
     """``take`` along axis ``ax`` (normalized) of 1-D ``indices`` already checked to lie in
     [0, n) and in the device's indexing dtype (no bounds check, no host sync); differentiable."""
-    moved, _, _ = _dispatch.move_axes_last(x, (ax,))
-    out = _dispatch._move_axis_back(_dispatch.take_last(moved, indices), ax)
+    # NOTE: a C-contiguous x only: compacting a large strided x for a few rows would cost more
+    # than the strided gather below.
+    if ax < x.ndim - 1 and x._ref.contiguous and "fused:take_axis" in x.device.backend.capabilities:
+        out = _take_axis(x, indices, ax)
+    else:
+        moved, _, _ = _dispatch.move_axes_last(x, (ax,))
+        out = _dispatch._move_axis_back(_dispatch.take_last(moved, indices), ax)
     if x.requires_grad:
         _graph.record("take", out, (x, indices), (indices,), (x.shape, ax))
+    return out
+
+
+def _take_axis(x: Array, indices: Array, ax: int) -> Array:
+    """The backend's ``fused:take_axis`` on a C-contiguous ``x`` seen as (A, N, B) around axis
+    ``ax``: a C-contiguous result (``take`` along the last axis of the moved view comes back
+    transposed)."""
+    shape = x.shape[:ax] + indices.shape + x.shape[ax + 1 :]
+    out = _dispatch.empty(shape, x.dtype, x.device, "take")
+    if out.size:
+        a, b = _layout.prod(x.shape[:ax]), _layout.prod(x.shape[ax + 1 :])
+        xr, ir = x._ref, _dispatch.compact(indices)._ref
+        x3 = Ref(xr.buffer, xr.dtype, (a, x.shape[ax], b), (x.shape[ax] * b, b, 1), xr.offset, xr.size, True)
+        o3 = Ref(out._ref.buffer, x.dtype, (a, indices.shape[0], b), (indices.shape[0] * b, b, 1), 0, out.size, True)
+        x.device.backend.fused("take_axis", (x3, ir), o3, {})
     return out
 
 

@@ -26,6 +26,7 @@ from ._dispatch import view_as
 from ._indexing import take
 from ._searching import flat_nonzero, nonzero
 from ._sorting import argsort
+from .backend.base import Ref
 
 __all__ = ["getitem", "setitem"]
 
@@ -315,6 +316,8 @@ def _scatter_set(v: Array, adv_dims: list[int], idx: list[Array], front: int, va
     gets the index of the value written there (the last one among duplicates: the order is
     unspecified by the standard) and a hit flag, both by ``scatter_add`` into zeros; then one
     ``take`` + ``where`` builds the new contents, copied back through the view."""
+    if _put_axis(v, adv_dims, idx, front, value):
+        return
     shape = idx[0].shape
     rest = [d for d in range(v.ndim) if d not in adv_dims]
     sizes = [v.shape[d] for d in adv_dims]
@@ -352,3 +355,28 @@ def _scatter_set(v: Array, adv_dims: list[int], idx: list[Array], front: int, va
     old = manip.reshape(target, (p, _layout.prod(lead)))
     new = _dispatch.where(hit, gathered, old)
     _dispatch.assign(target, manip.reshape(new, target.shape))
+
+
+def _put_axis(v: Array, adv_dims: list[int], idx: list[Array], front: int, value: Array) -> bool:
+    """``v[idx] = value`` for one index array on one axis of a C-contiguous ``v``, by the
+    backend's ``fused:put_axis`` (row copies straight into ``v``); False where it does not apply."""
+    st = v._storage
+    if len(adv_dims) != 1 or "fused:put_axis" not in st.backend.capabilities or not v._ref.contiguous:
+        return False
+    d = adv_dims[0]
+    if front != d or not v.size:
+        return False
+    shape = idx[0].shape
+    k = _layout.prod(shape)
+    vals = _dispatch.compact(manip.broadcast_to(value, v.shape[:d] + shape + v.shape[d + 1 :]))
+    if vals._storage is st:
+        vals = _dispatch.copy_of(vals)  # NOTE: x[i] = x[j]: every value is read before any write
+    a, n, b = _layout.prod(v.shape[:d]), v.shape[d], _layout.prod(v.shape[d + 1 :])
+    if k:
+        r, vr = v._ref, vals._ref
+        out = Ref(r.buffer, r.dtype, (a, n, b), (n * b, b, 1), r.offset, r.size, True)
+        values = Ref(vr.buffer, vr.dtype, (a, k, b), (k * b, b, 1), vr.offset, vr.size, True)
+        flat = _dispatch.compact(manip.reshape(idx[0], (-1,)))
+        st.backend.fused("put_axis", (flat._ref, values), out, {})
+    st.version += 1
+    return True

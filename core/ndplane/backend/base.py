@@ -263,6 +263,27 @@ class Backend:
           ``inputs = (g, weight)``, ``out`` the gradient of ``x``; ``"weight"``: ``inputs = (x, g)``,
           ``out`` the gradient of ``weight``; ``"bias"``: ``inputs = (g,)``, ``out`` (O,) ``g``
           summed over N, OH and OW.
+        - ``take_axis`` (``take`` along an axis other than the last, so the result comes out
+          C-contiguous instead of a transposed view of ``take``'s (M, K)): ``inputs = (x,
+          indices)`` with ``x`` (A, N, B), ``indices`` (K,) in the indexing dtype, every one in
+          ``[0, N)``; ``out`` (A, K, B) of ``x``'s dtype, ``out[a, k, b] = x[a, indices[k], b]``.
+        - ``put_axis`` (``x[int array] = y`` on one axis, in place like ``adam``): ``inputs =
+          (indices, values)``, ``indices`` (K,) as above, ``values`` (A, K, B) of ``out``'s dtype,
+          ``out`` (A, N, B) the array written: ``out[a, indices[k], b] = values[a, k, b]``; where
+          an index repeats the last ``k`` wins. ``values`` never shares memory with ``out``.
+          Any dtype, for both.
+        - ``max_pool2d`` / ``avg_pool2d`` (:func:`ndplane.nn.functional.max_pool2d`, forward and
+          the input gradient): ``params = {"kernel", "stride": (int, int), "grad": None |
+          "input"}``, float32 or float64, no padding. ``grad`` None: ``inputs = (x,)`` with ``x``
+          (N, C, H, W), ``out`` (N, C, OH, OW), ``OH = (H - KH) // SH + 1``: each window's maximum
+          (NaN propagates) or its sum divided by ``KH * KW``. ``"input"``: ``inputs = (g, x)``
+          (max) or ``(g,)`` (avg), ``g`` (N, C, OH, OW), ``out`` (N, C, H, W): the max's ``g`` goes
+          to every element equal to its window's maximum as ``(g * hit) / count``; the average's
+          as ``g / (KH * KW)`` to each; where windows overlap the parts add up.
+        - ``count_nonzero`` (of a non-bool ``x``, in one pass instead of ``x != 0`` summed):
+          ``inputs = (x,)`` with ``x`` (M, K) of any dtype, laid out as :meth:`reduce`'s ``x``
+          (any strides on ``strided`` backends); ``out`` (M,) of the default integer dtype: the
+          number of nonzero elements of each row (NaN counts; ``-0.0`` does not).
         """
         raise NotImplementedError(f"need fused {op!r}")
 

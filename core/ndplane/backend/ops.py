@@ -48,7 +48,10 @@ INPLACE = "inplace"
 HOST_RESIDENT = "host"
 """Buffers live in host memory, so ``numpy.asarray(x)`` may share them."""
 
-FUSED_OPS = frozenset({"softmax", "log_softmax", "logsumexp", "layer_norm", "adam", "conv2d"})
+FUSED_OPS = frozenset({
+    "softmax", "log_softmax", "logsumexp", "layer_norm", "adam", "conv2d", "take_axis", "put_axis",
+    "max_pool2d", "avg_pool2d", "count_nonzero",
+})  # fmt: skip
 """Composites a backend may fuse: it declares ``"fused:<op>"`` and implements ``Backend.fused``.
 Each is optional (a backend without it gets the generic algorithm), so adding one -- ``adam``
 came after the first four -- leaves :data:`PROTOCOL_VERSION` unchanged."""

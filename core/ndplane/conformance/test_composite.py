@@ -126,3 +126,86 @@ def test_conv2d_double_backward(device: nd.Device) -> None:
     want = (second(wn + e) - second(wn - e)) / (2 * eps)
     tol = 2e-2 if dtype.name == "float32" else 1e-5
     np.testing.assert_allclose(h.host(gw)[1, 0, 2, 1], want, rtol=tol, atol=tol)
+
+
+def _pool_reference(op: str, x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
+                    g: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """nn.functional's pooling (unfold + max/mean, and its VJP) in float64: the oracle of
+    ``fused:max_pool2d`` / ``fused:avg_pool2d``."""
+    x = np.asarray(x, np.float64)
+    (kh, kw), (sh, sw) = kernel, stride
+    oh, ow = (x.shape[2] - kh) // sh + 1, (x.shape[3] - kw) // sw + 1
+    win = [(slice(i, i + sh * (oh - 1) + 1, sh), slice(j, j + sw * (ow - 1) + 1, sw))
+           for i in range(kh) for j in range(kw)]  # fmt: skip
+    cols = np.stack([x[:, :, a, b] for a, b in win], axis=2)
+    with np.errstate(all="ignore"):
+        if g is None:
+            return cols.max(axis=2) if op == "max_pool2d" else cols.mean(axis=2)
+        if op == "max_pool2d":
+            hit = (cols == cols.max(axis=2, keepdims=True)).astype(np.float64)
+            gcols = g[:, :, None] * hit / hit.sum(axis=2, keepdims=True)
+        else:
+            gcols = np.broadcast_to(g[:, :, None] / (kh * kw), cols.shape)
+    gx = np.zeros(x.shape)
+    for k, (a, b) in enumerate(win):
+        gx[:, :, a, b] += gcols[:, :, k]
+    return gx
+
+
+# (x shape, kernel, stride)
+_POOL = [
+    ((2, 3, 8, 8), (2, 2), (2, 2)),
+    ((1, 2, 7, 9), (3, 2), (2, 3)),  # a ragged edge left out
+    ((2, 2, 6, 6), (3, 3), (1, 1)),  # overlapping windows
+    ((1, 1, 5, 4), (5, 4), (1, 1)),  # the kernel covers the input
+    ((0, 3, 4, 4), (2, 2), (2, 2)),  # an empty batch
+    ((4, 8, 32, 32), (2, 2), (2, 2)),  # several planes per thread
+]
+
+
+@pytest.mark.parametrize("case", range(len(_POOL)))
+@pytest.mark.parametrize("op", ["max_pool2d", "avg_pool2d"])
+def test_pooling_and_its_gradient_match_their_algorithm(device: nd.Device, op: str, case: int) -> None:
+    shape, kernel, stride = _POOL[case]
+    for dtype in h.supported(device, ("float",)):
+        tol = {"float16": 2e-2, "float32": 1e-5}.get(dtype.name, 1e-12)
+        rng = np.random.default_rng(case)
+        x = rng.standard_normal(shape).astype(h.np_dtype(dtype))
+        if op == "max_pool2d" and x.size:
+            x.reshape(-1)[:: 7] = x.reshape(-1)[3]  # ties: the gradient is split between them
+        xa = nd.asarray(x, device=device, requires_grad=True)
+        y = getattr(nd.nn.functional, op)(xa, kernel, stride)
+        want = _pool_reference(op, x, kernel, stride)
+        where = f"{op} case {case} {dtype.name} on {device}"
+        np.testing.assert_allclose(h.host(y).astype(np.float64), want, rtol=tol, atol=tol, err_msg=where)
+        g = rng.standard_normal(want.shape).astype(h.np_dtype(dtype))
+        nd.sum(y * nd.asarray(g, device=device)).backward()
+        gx = _pool_reference(op, x, kernel, stride, g.astype(np.float64))
+        assert xa.grad is not None, where
+        np.testing.assert_allclose(h.host(xa.grad).astype(np.float64), gx, rtol=tol, atol=tol, err_msg=where)
+
+
+@pytest.mark.parametrize("op", ["max_pool2d", "avg_pool2d"])
+def test_pooling_nan_views_and_double_backward(device: nd.Device, op: str) -> None:
+    dtype = h.default(device, "real floating")
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((2, 2, 9, 8)).astype(h.np_dtype(dtype))
+    x[0, 1, 3, 4] = np.nan
+    base = nd.asarray(np.ascontiguousarray(x[:, :, ::-1].transpose(0, 1, 3, 2)), device=device)
+    view = nd.flip(nd.permute_dims(base, (0, 1, 3, 2)), axis=2)  # x's values, not contiguous
+    for xa in (nd.asarray(x, device=device), view):
+        got = h.host(getattr(nd.nn.functional, op)(xa, 2))
+        np.testing.assert_allclose(got.astype(np.float64), _pool_reference(op, x, (2, 2), (2, 2)),
+                                   rtol=1e-5, atol=1e-5)  # fmt: skip
+    with pytest.raises(ValueError, match="larger"):
+        getattr(nd.nn.functional, op)(nd.asarray(x, device=device), 10)
+    with pytest.raises(ValueError, match="4-D"):
+        getattr(nd.nn.functional, op)(nd.asarray(x[0], device=device), 2)
+    xg = nd.asarray(np.abs(x[:1, :1, :4, :4]) + np.arange(16.0).reshape(4, 4).astype(x.dtype), device=device,
+                    requires_grad=True)  # fmt: skip
+    (gx,) = nd.autograd.grad(nd.sum(getattr(nd.nn.functional, op)(xg, 2) ** 2), xg, create_graph=True)
+    assert gx is not None
+    (gg,) = nd.autograd.grad(nd.sum(gx), xg)
+    want = _pool_reference(op, h.host(xg), (2, 2), (2, 2), g=2 * _pool_reference(op, h.host(xg), (2, 2), (2, 2)))
+    np.testing.assert_allclose(h.host(gx).astype(np.float64), want, rtol=1e-4, atol=1e-4)
+    assert gg is not None

@@ -20,6 +20,8 @@ from ..composite import layer_norm as _layer_norm
 from ..composite import log_softmax, logsumexp, softmax
 from ..composite._conv import conv2d as _conv2d
 from ..composite._conv import pad2d as _pad2d
+from ..composite._pool import pool2d as _pool2d
+from ..composite._pool import unfold2d as _unfold2d
 
 __all__ = [
     "relu", "gelu", "sigmoid", "silu", "tanh", "softmax", "log_softmax", "logsumexp", "dropout", "linear",
@@ -173,15 +175,7 @@ def unfold2d(x: Array, kernel: tuple[int, int], stride: tuple[int, int]) -> Arra
     >>> p.shape, p[0, 0, :, 0, 0].tolist()
     ((1, 1, 4, 2, 2), [0.0, 1.0, 4.0, 5.0])
     """
-    _, _, h, w = x.shape
-    kh, kw = kernel
-    sh, sw = stride
-    oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
-    if oh <= 0 or ow <= 0:
-        raise ValueError(f"conv/pool: kernel {kernel} is larger than the padded input ({h}, {w}).")
-    views = [x[:, :, i : i + sh * (oh - 1) + 1 : sh, j : j + sw * (ow - 1) + 1 : sw]
-             for i in range(kh) for j in range(kw)]  # fmt: skip
-    return nd.stack(views, axis=2)
+    return _unfold2d(x, kernel, stride)
 
 
 def _pair(v: int | tuple[int, int]) -> tuple[int, int]:
@@ -202,7 +196,8 @@ def conv2d(x: Array, weight: Array, bias: Array | None = None, stride: int | tup
 
 
 def max_pool2d(x: Array, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None) -> Array:
-    """Maximum over (KH, KW) windows of (N, C, H, W).
+    """Maximum over (KH, KW) windows of (N, C, H, W) (one kernel where the backend declares
+    ``fused:max_pool2d``).
 
     >>> import ndplane as nd
     >>> img = nd.reshape(nd.arange(16.0), (1, 1, 4, 4))
@@ -210,11 +205,12 @@ def max_pool2d(x: Array, kernel_size: int | tuple[int, int], stride: int | tuple
     [[5.0, 7.0], [13.0, 15.0]]
     """
     k = _pair(kernel_size)
-    return nd.max(unfold2d(x, k, _pair(stride) if stride is not None else k), axis=2)
+    return _pool2d("max_pool2d", x, k, _pair(stride) if stride is not None else k)
 
 
 def avg_pool2d(x: Array, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None) -> Array:
-    """Mean over (KH, KW) windows of (N, C, H, W).
+    """Mean over (KH, KW) windows of (N, C, H, W) (one kernel where the backend declares
+    ``fused:avg_pool2d``).
 
     >>> import ndplane as nd
     >>> img = nd.reshape(nd.arange(16.0), (1, 1, 4, 4))
@@ -222,7 +218,7 @@ def avg_pool2d(x: Array, kernel_size: int | tuple[int, int], stride: int | tuple
     [[2.5, 4.5], [10.5, 12.5]]
     """
     k = _pair(kernel_size)
-    return nd.mean(unfold2d(x, k, _pair(stride) if stride is not None else k), axis=2)
+    return _pool2d("avg_pool2d", x, k, _pair(stride) if stride is not None else k)
 
 
 def layer_norm(x: Array, normalized_shape: tuple[int, ...] | int, weight: Array | None = None,

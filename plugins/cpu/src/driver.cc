@@ -190,6 +190,23 @@ void run_fill(const View& dst, const void* value) {
 static const char* const REDUCE_NAMES[NREDUCE] = {"sum", "prod", "max", "min",
                                                   "argmax", "argmin", "any", "all"};
 
+// fused count_nonzero: x (M, K) of any dtype and strides -> out (M,) integer (int64 directly).
+void run_count_nonzero(const View& x, const View& out) {
+    if (x.ndim != 2 || out.ndim != 1 || out.shape[0] != x.shape[0])
+        throw std::invalid_argument("fused count_nonzero: expected x of shape (M, K) and out of shape (M,).");
+    if (out.strides[0] != 1 && out.shape[0] > 1)
+        throw std::invalid_argument("fused count_nonzero: out must be contiguous.");
+    if (out.dtype < I8 || out.dtype > U64)
+        throw type_error("fused count_nonzero: out must have an integer dtype; got " +
+                         std::string(DT_NAME[out.dtype]) + ".");
+    const Kernels& k = kernels();
+    if (out.dtype == I64) return k.reduce[x.dtype](R_COUNT, x, out.data);
+    std::unique_ptr<char[]> hold;
+    View tmp = contiguous_like(out, I64, alloc_temp(out.size * 8, hold));
+    k.reduce[x.dtype](R_COUNT, x, tmp.data);
+    run_cast(tmp, out);
+}
+
 void run_reduce(int op, const View& x, const View& out) {
     if (x.ndim != 2 || out.ndim != 1 || out.shape[0] != x.shape[0])
         throw std::invalid_argument("reduce: expected x of shape (M, K) and out of shape (M,).");

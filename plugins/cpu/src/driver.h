@@ -21,10 +21,18 @@ void run_cast(const View& x, const View& out);
 void run_copy(const View& src, const View& dst);
 void run_fill(const View& dst, const void* value);
 void run_reduce(int op, const View& x, const View& out);
+// fused count_nonzero (driver.cc): x (M, K) of any dtype and strides, out (M,) integer.
+void run_count_nonzero(const View& x, const View& out);
 void run_scan(int op, const View& x, const View& out);
 void run_matmul(const View& a, const View& b, const View& out);
 void run_take(const View& x, const View& indices, const View& out);
 void run_scatter_add(const View& out, const View& indices, const View& values);
+// fused take_axis / put_axis (index.cc): x or out (A, N, B), indices (K,), the other (A, K, B),
+// all C-contiguous: out[a, k, b] = x[a, indices[k], b], and out[a, indices[k], b] = values[a, k, b]
+// in place (the last k wins).
+enum IndexFused : int { FU_TAKE_AXIS = 70, FU_PUT_AXIS = 71, FU_COUNT_NONZERO = 74 };
+void run_take_axis(const View& x, const View& indices, const View& out);
+void run_put_axis(const View& out, const View& indices, const View& values);
 void run_sort(const View& x, const View* values, const View* indices, bool descending, bool stable);
 // Frees the scratch blocks the sort keeps between calls (at most 64 MiB, sort.cc).
 void release_sort_scratch();

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <memory>
 #include <numeric>
+#include <unordered_set>
 #include <vector>
 
 #include "driver.h"
@@ -109,6 +110,84 @@ void scatter(const View& out, const int64_t* idx, const View& values) {
             o = ops::apply2<ops::add, T>(o, V[m * values.strides[0] + k * values.strides[1]]);
         }
 }
+
+// fused take_axis: out (A, K, B) = x (A, N, B) at idx on the middle axis, both C-contiguous:
+// A * K row copies of B elements (memcpy-like), threaded over the rows.
+void take_rows(const View& x, const int64_t* idx, const View& out) {
+    const int64_t A = out.shape[0], K = out.shape[1], N = x.shape[1];
+    const size_t row = size_t(out.shape[2]) * size_t(ITEMSIZE[x.dtype]);
+    const char* X = x.data;
+    char* O = out.data;
+    const int64_t grain = std::max<int64_t>(1, int64_t(GRAIN) * 4 / int64_t(std::max<size_t>(row, 1)));
+    parallel_range(A * K, grain, [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+            const int64_t a = r / K, k = r % K;
+            std::memcpy(O + size_t(r) * row, X + size_t(a * N + idx[k]) * row, row);
+        }
+    });
+}
+
+// fused put_axis: out (A, N, B) at idx on the middle axis = values (A, K, B), in place, both
+// C-contiguous. NOTE: where an index repeats the last k wins, so only each index's last k is
+// copied (found backwards with a seen-set); the rows copied then never overlap, and are split
+// over threads in any order, whole rows at a time as take_rows does.
+void put_rows(const View& out, const int64_t* idx, const View& values) {
+    const int64_t A = values.shape[0], K = values.shape[1], N = out.shape[1];
+    std::vector<int64_t> win;
+    win.reserve(size_t(K));
+    if (K * 16 >= N) {
+        std::vector<uint8_t> seen(size_t(N), 0);
+        for (int64_t k = K - 1; k >= 0; --k)
+            if (!seen[idx[k]]) {
+                seen[idx[k]] = 1;
+                win.push_back(k);
+            }
+    } else {
+        std::unordered_set<int64_t> seen(size_t(K) * 2);
+        for (int64_t k = K - 1; k >= 0; --k)
+            if (seen.insert(idx[k]).second) win.push_back(k);
+    }
+    const int64_t W = int64_t(win.size());
+    const size_t row = size_t(values.shape[2]) * size_t(ITEMSIZE[out.dtype]);
+    const char* V = values.data;
+    char* O = out.data;
+    const int64_t grain = std::max<int64_t>(1, int64_t(GRAIN) * 4 / int64_t(std::max<size_t>(row, 1)));
+    parallel_range(A * W, grain, [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+            const int64_t a = r / W, k = win[size_t(r % W)];
+            std::memcpy(O + size_t(a * N + idx[k]) * row, V + size_t(a * K + k) * row, row);
+        }
+    });
+}
+
+void check_rows3(const char* fn, const View& big, const View& small, const View& indices) {
+    if (big.ndim != 3 || small.ndim != 3 || indices.ndim != 1 || small.shape[0] != big.shape[0] ||
+        small.shape[2] != big.shape[2] || small.shape[1] != indices.shape[0])
+        throw std::invalid_argument(std::string(fn) + ": expected x (A, N, B), indices (K,) and (A, K, B).");
+    if (!is_c_contiguous(big) || !is_c_contiguous(small))
+        throw std::invalid_argument(std::string(fn) + ": x and the (A, K, B) operand must be C-contiguous.");
+}
+
+}  // namespace
+
+void run_take_axis(const View& x, const View& indices, const View& out) {
+    check_rows3("fused take_axis", x, out, indices);
+    require_dtype("fused take_axis", "out", out, x.dtype);
+    std::vector<int64_t> hold;
+    const int64_t* idx = checked_indices("fused take_axis", indices, x.shape[1], hold);
+    if (out.size) take_rows(x, idx, out);
+}
+
+void run_put_axis(const View& out, const View& indices, const View& values) {
+    check_rows3("fused put_axis", out, values, indices);
+    require_dtype("fused put_axis", "values", values, out.dtype);
+    std::vector<int64_t> hold;
+    // NOTE: a copy, as scatter_add's: `out` may share memory with the indices.
+    const int64_t* idx = checked_indices("fused put_axis", indices, out.shape[1], hold, /*copy=*/true);
+    if (values.size) put_rows(out, idx, values);
+}
+
+namespace {
 
 template <class F> void dispatch(int dtype, F&& f) {
     for_each_dtype([&](auto d) {

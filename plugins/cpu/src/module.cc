@@ -21,6 +21,7 @@
 #include "memory.h"
 #include "optim.h"
 #include "conv.h"
+#include "pool.h"
 
 namespace nb = nanobind;
 
@@ -303,6 +304,11 @@ void init_op_tables() {
     g_fused.add("layer_norm", FU_LAYER_NORM);
     g_fused.add("adam", FU_ADAM);
     g_fused.add("conv2d", FU_CONV2D);
+    g_fused.add("take_axis", FU_TAKE_AXIS);
+    g_fused.add("put_axis", FU_PUT_AXIS);
+    g_fused.add("max_pool2d", FU_MAX_POOL2D);
+    g_fused.add("avg_pool2d", FU_AVG_POOL2D);
+    g_fused.add("count_nonzero", FU_COUNT_NONZERO);
     g_linalg.kind = "linalg";
     for (int i = 0; i < NLINALG; ++i) g_linalg.add(linalg_name(i), i);
     g_scan.add("cumulative_sum", S_CUMSUM);
@@ -526,8 +532,66 @@ void py_fused_conv2d(nb::handle inputs, nb::handle out, nb::handle params) {
     maybe_release(work, [&] { run_conv2d(p, v[0], pv[1], pv[2], vo); });
 }
 
+// fused("take_axis", (x, indices), out, {}) and fused("put_axis", (indices, values), out, {}):
+// src/driver.h; put_axis writes `out` in place.
+void py_fused_index(int code, nb::handle inputs, nb::handle out) {
+    const char* fn = code == FU_TAKE_AXIS ? "fused take_axis" : "fused put_axis";
+    if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 2)
+        throw type_error(std::string(fn) + ": inputs must be a tuple of 2 Refs.");
+    View v0, v1, vo;
+    parse(PyTuple_GET_ITEM(inputs.ptr(), 0), v0, fn);
+    parse(PyTuple_GET_ITEM(inputs.ptr(), 1), v1, fn);
+    parse(out.ptr(), vo, fn);
+    if (code == FU_TAKE_AXIS) maybe_release(vo.size, [&] { run_take_axis(v0, v1, vo); });
+    else maybe_release(v1.size, [&] { run_put_axis(vo, v0, v1); });
+}
+
+// fused("max_pool2d" | "avg_pool2d", inputs, out, params): src/pool.h; params holds "kernel"
+// and "stride" (pairs) and "grad" (absent/None or "input").
+void py_fused_pool(int code, nb::handle inputs, nb::handle out, nb::handle params) {
+    const char* fn = code == FU_MAX_POOL2D ? "fused max_pool2d" : "fused avg_pool2d";
+    if (!PyDict_Check(params.ptr())) throw type_error(std::string(fn) + ": params must be a dict.");
+    PoolParams p;
+    p.max = code == FU_MAX_POOL2D;
+    PyObject* d = params.ptr();
+    auto pair = [&](const char* key, int64_t& a, int64_t& b) {
+        PyObject* o = PyDict_GetItemString(d, key);
+        if (!o || !PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 2)
+            throw type_error(std::string(fn) + ": params['" + key + "'] must be a pair of ints.");
+        a = PyLong_AsLongLong(PyTuple_GET_ITEM(o, 0));
+        b = PyLong_AsLongLong(PyTuple_GET_ITEM(o, 1));
+        if (PyErr_Occurred()) raise_current();
+    };
+    pair("kernel", p.kh, p.kw);
+    pair("stride", p.sh, p.sw);
+    PyObject* g = PyDict_GetItemString(d, "grad");
+    if (g && g != Py_None) {
+        if (!PyUnicode_Check(g) || std::strcmp(PyUnicode_AsUTF8(g), "input") != 0)
+            throw std::invalid_argument(std::string(fn) + ": params['grad'] must be None or 'input'.");
+        p.grad = true;
+    }
+    const Py_ssize_t want = p.grad && p.max ? 2 : 1;
+    if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != want)
+        throw type_error(std::string(fn) + ": inputs must be a tuple of " + std::to_string(want) + " Ref(s).");
+    View va, vb, vo;
+    parse(PyTuple_GET_ITEM(inputs.ptr(), 0), va, fn);
+    if (want == 2) parse(PyTuple_GET_ITEM(inputs.ptr(), 1), vb, fn);
+    parse(out.ptr(), vo, fn);
+    maybe_release(vo.size + va.size, [&] { run_pool2d(p, va, want == 2 ? &vb : nullptr, vo); });
+}
+
 void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle params) {
     int code = g_fused.lookup(op.ptr());
+    if (code == FU_MAX_POOL2D || code == FU_AVG_POOL2D) return py_fused_pool(code, inputs, out, params);
+    if (code == FU_COUNT_NONZERO) {
+        if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 1)
+            throw type_error("fused count_nonzero: inputs must be a tuple (x,).");
+        View vx, vo;
+        parse(PyTuple_GET_ITEM(inputs.ptr(), 0), vx, "fused count_nonzero");
+        parse(out.ptr(), vo, "fused count_nonzero");
+        return maybe_release(vx.size, [&] { run_count_nonzero(vx, vo); });
+    }
+    if (code == FU_TAKE_AXIS || code == FU_PUT_AXIS) return py_fused_index(code, inputs, out);
     if (code == FU_ADAM) return py_fused_adam(inputs, out, params);
     if (code == FU_CONV2D) return py_fused_conv2d(inputs, out, params);
     nb::tuple in = nb::borrow<nb::tuple>(inputs);
