@@ -111,20 +111,25 @@ void scatter(const View& out, const int64_t* idx, const View& values) {
         }
 }
 
+// Rows r in [0, n): `row` bytes from src(r) to dst(r) (memcpy-like), threaded over the rows.
+template <class Src, class Dst>
+void copy_rows(int64_t n, size_t row, Src src, Dst dst) {
+    const int64_t grain = std::max<int64_t>(1, int64_t(GRAIN) * 4 / int64_t(std::max<size_t>(row, 1)));
+    parallel_range(n, grain, [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) std::memcpy(dst(r), src(r), row);
+    });
+}
+
 // fused take_axis: out (A, K, B) = x (A, N, B) at idx on the middle axis, both C-contiguous:
-// A * K row copies of B elements (memcpy-like), threaded over the rows.
+// A * K row copies of B elements.
 void take_rows(const View& x, const int64_t* idx, const View& out) {
-    const int64_t A = out.shape[0], K = out.shape[1], N = x.shape[1];
+    const int64_t K = out.shape[1], N = x.shape[1];
     const size_t row = size_t(out.shape[2]) * size_t(ITEMSIZE[x.dtype]);
     const char* X = x.data;
     char* O = out.data;
-    const int64_t grain = std::max<int64_t>(1, int64_t(GRAIN) * 4 / int64_t(std::max<size_t>(row, 1)));
-    parallel_range(A * K, grain, [&](int64_t b, int64_t e) {
-        for (int64_t r = b; r < e; ++r) {
-            const int64_t a = r / K, k = r % K;
-            std::memcpy(O + size_t(r) * row, X + size_t(a * N + idx[k]) * row, row);
-        }
-    });
+    copy_rows(
+        out.shape[0] * K, row, [&](int64_t r) { return X + size_t((r / K) * N + idx[r % K]) * row; },
+        [&](int64_t r) { return O + size_t(r) * row; });
 }
 
 // fused put_axis: out (A, N, B) at idx on the middle axis = values (A, K, B), in place, both
@@ -151,13 +156,9 @@ void put_rows(const View& out, const int64_t* idx, const View& values) {
     const size_t row = size_t(values.shape[2]) * size_t(ITEMSIZE[out.dtype]);
     const char* V = values.data;
     char* O = out.data;
-    const int64_t grain = std::max<int64_t>(1, int64_t(GRAIN) * 4 / int64_t(std::max<size_t>(row, 1)));
-    parallel_range(A * W, grain, [&](int64_t b, int64_t e) {
-        for (int64_t r = b; r < e; ++r) {
-            const int64_t a = r / W, k = win[size_t(r % W)];
-            std::memcpy(O + size_t(a * N + idx[k]) * row, V + size_t(a * K + k) * row, row);
-        }
-    });
+    copy_rows(
+        A * W, row, [&](int64_t r) { return V + size_t((r / W) * K + win[size_t(r % W)]) * row; },
+        [&](int64_t r) { return O + size_t((r / W) * N + idx[win[size_t(r % W)]]) * row; });
 }
 
 void check_rows3(const char* fn, const View& big, const View& small, const View& indices) {
