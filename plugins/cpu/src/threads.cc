@@ -196,10 +196,15 @@ Pool* g_pool = nullptr;
 std::mutex g_pool_init;
 std::atomic<int> g_threads{0};
 
+// NDPLANE_CPU_THREADS, else OMP_NUM_THREADS (as PyTorch: dask's worker processes, for one, start
+// with OMP_NUM_THREADS=1 because they run a task per core already), else the cores this process
+// may run on.
 int default_threads() {
-    if (const char* env = std::getenv("NDPLANE_CPU_THREADS")) {
-        int n = std::atoi(env);
-        if (n > 0) return n;
+    for (const char* name : {"NDPLANE_CPU_THREADS", "OMP_NUM_THREADS"}) {
+        if (const char* env = std::getenv(name)) {
+            int n = std::atoi(env);
+            if (n > 0) return n;
+        }
     }
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -88,3 +91,15 @@ def test_pool_works_after_fork(two_threads):
     assert parent.poll(60), "the forked child hung"
     assert parent.recv() == 4_000_000.0
     p.join(10)
+
+
+@pytest.mark.parametrize(("env", "want"), [
+    ({"NDPLANE_CPU_THREADS": "3", "OMP_NUM_THREADS": "1"}, 3),
+    ({"OMP_NUM_THREADS": "1"}, 1),  # what dask's worker processes start with
+    ({"OMP_NUM_THREADS": "5"}, 5),
+])  # fmt: skip
+def test_default_thread_count_follows_the_environment(env, want):
+    clean = {k: v for k, v in os.environ.items() if k not in ("NDPLANE_CPU_THREADS", "OMP_NUM_THREADS")}
+    code = "from ndplane_cpu.backend import _native; print(_native().num_threads())"
+    run = subprocess.run([sys.executable, "-c", code], env={**clean, **env}, check=True, capture_output=True, text=True)
+    assert int(run.stdout) == want
