@@ -21,13 +21,19 @@ __all__ = ["pool2d", "unfold2d"]
 Pair = tuple[int, int]
 
 
-def unfold2d(x: Array, kernel: Pair, stride: Pair) -> Array:
-    """Patches of (N, C, H, W) as (N, C, KH * KW, OH, OW) (nn.functional.unfold2d)."""
+def _out_size(x: Array, kernel: Pair, stride: Pair) -> Pair:
+    """(OH, OW): how many (KH, KW) windows fit along H and W of (N, C, H, W) at ``stride``."""
     _, _, h, w = x.shape
     (kh, kw), (sh, sw) = kernel, stride
-    oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
-    if oh <= 0 or ow <= 0:
+    if h < kh or w < kw:
         raise ValueError(f"conv/pool: kernel {kernel} is larger than the padded input ({h}, {w}).")
+    return (h - kh) // sh + 1, (w - kw) // sw + 1
+
+
+def unfold2d(x: Array, kernel: Pair, stride: Pair) -> Array:
+    """Patches of (N, C, H, W) as (N, C, KH * KW, OH, OW) (nn.functional.unfold2d)."""
+    (kh, kw), (sh, sw) = kernel, stride
+    oh, ow = _out_size(x, kernel, stride)
     views = [x[:, :, i : i + sh * (oh - 1) + 1 : sh, j : j + sw * (ow - 1) + 1 : sw]
              for i in range(kh) for j in range(kw)]  # fmt: skip
     return nd.stack(views, axis=2)
@@ -56,10 +62,7 @@ def pool2d(op: str, x: Array, kernel: Pair, stride: Pair) -> Array:
     if not _fused_ok(op, x):
         cols = unfold2d(x, kernel, stride)
         return nd.max(cols, axis=2) if op == "max_pool2d" else nd.mean(cols, axis=2)
-    (_, _, h, w), (kh, kw), (sh, sw) = x.shape, kernel, stride
-    if h < kh or w < kw:
-        raise ValueError(f"conv/pool: kernel {kernel} is larger than the padded input ({h}, {w}).")
-    shape = (x.shape[0], x.shape[1], (h - kh) // sh + 1, (w - kw) // sw + 1)
+    shape = (x.shape[0], x.shape[1], *_out_size(x, kernel, stride))
     params = {"kernel": kernel, "stride": stride, "shape": x.shape, "dtype": x.dtype}
     with _graph.no_grad():
         out = _fused(op, (x,), shape, {"kernel": kernel, "stride": stride})
