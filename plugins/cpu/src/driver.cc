@@ -190,6 +190,17 @@ void run_fill(const View& dst, const void* value) {
 static const char* const REDUCE_NAMES[NREDUCE] = {"sum", "prod", "max", "min",
                                                   "argmax", "argmin", "any", "all"};
 
+// A reduction whose kernel writes int64 (counts, argmax/argmin) into the integer `out`: directly,
+// or through an int64 temporary cast to out's dtype.
+void reduce_to_int(int op, int kernel_dtype, const View& x, const View& out) {
+    const Kernels& k = kernels();
+    if (out.dtype == I64) return k.reduce[kernel_dtype](op, x, out.data);
+    std::unique_ptr<char[]> hold;
+    View tmp = contiguous_like(out, I64, alloc_temp(out.size * 8, hold));
+    k.reduce[kernel_dtype](op, x, tmp.data);
+    run_cast(tmp, out);
+}
+
 // fused count_nonzero: x (M, K) of any dtype and strides -> out (M,) integer (int64 directly).
 void run_count_nonzero(const View& x, const View& out) {
     if (x.ndim != 2 || out.ndim != 1 || out.shape[0] != x.shape[0])
@@ -199,12 +210,7 @@ void run_count_nonzero(const View& x, const View& out) {
     if (out.dtype < I8 || out.dtype > U64)
         throw type_error("fused count_nonzero: out must have an integer dtype; got " +
                          std::string(DT_NAME[out.dtype]) + ".");
-    const Kernels& k = kernels();
-    if (out.dtype == I64) return k.reduce[x.dtype](R_COUNT, x, out.data);
-    std::unique_ptr<char[]> hold;
-    View tmp = contiguous_like(out, I64, alloc_temp(out.size * 8, hold));
-    k.reduce[x.dtype](R_COUNT, x, tmp.data);
-    run_cast(tmp, out);
+    reduce_to_int(R_COUNT, x.dtype, x, out);
 }
 
 void run_reduce(int op, const View& x, const View& out) {
@@ -216,20 +222,13 @@ void run_reduce(int op, const View& x, const View& out) {
         throw std::invalid_argument(std::string("reduce: ") + REDUCE_NAMES[op] +
                                     " of an empty axis has no identity.");
     const Kernels& k = kernels();
-    std::unique_ptr<char[]> hold_x, hold_o;
+    std::unique_ptr<char[]> hold_x;
     switch (op) {
         case R_SUM:
             if (x.dtype == BOOL && out.dtype >= I8 && out.dtype <= U64) {
                 // NOTE: a count (count_nonzero, the sum of a mask): counted straight into
                 // int64, not summed over a copy of x cast to out's dtype (8 bytes per bool).
-                if (out.dtype == I64) {
-                    k.reduce[BOOL](R_COUNT, x, out.data);
-                    return;
-                }
-                View tmp = contiguous_like(out, I64, alloc_temp(out.size * 8, hold_o));
-                k.reduce[BOOL](R_COUNT, x, tmp.data);
-                run_cast(tmp, out);
-                return;
+                return reduce_to_int(R_COUNT, BOOL, x, out);
             }
             [[fallthrough]];
         case R_PROD: {
@@ -249,14 +248,7 @@ void run_reduce(int op, const View& x, const View& out) {
             if (out.dtype < I8 || out.dtype > U64)
                 throw type_error("reduce: argmax/argmin write an integer out; got " +
                                  std::string(DT_NAME[out.dtype]) + ".");
-            if (out.dtype == I64) {
-                k.reduce[x.dtype](op, x, out.data);
-                return;
-            }
-            View tmp = contiguous_like(out, I64, alloc_temp(out.size * 8, hold_o));
-            k.reduce[x.dtype](op, x, tmp.data);
-            run_cast(tmp, out);
-            return;
+            return reduce_to_int(op, x.dtype, x, out);
         }
         default:
             require_dtype("reduce", "out", out, BOOL);
