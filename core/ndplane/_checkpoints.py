@@ -10,7 +10,7 @@ it is code, so loading runs nothing (unlike pickle).
 JAX or ``safetensors.numpy`` write and read. ``load`` parses the header itself: the
 package's Python API hands out copies, while ``load`` maps the data region with NumPy
 (copy-on-write) and gives each tensor to its device as a view of that mapping. A
-host-resident backend that adopts host memory (``Backend.adopt_host``: ``numpy``) then
+host-resident backend that adopts host memory (``Backend.adopt_host``: ``numpy``, ``cpu``) then
 uses the mapped pages as the array's buffer, so nothing is read until it is used; every
 other device gets one copy, straight from the page cache into its buffer.
 """

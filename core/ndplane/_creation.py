@@ -400,6 +400,10 @@ def reduce_ex(x: Array, protocol: int) -> tuple[Any, ...]:
     """``Array.__reduce_ex__``: the data as host bytes, rebuilt by :func:`_unpickle` on the same
     device, index included (pickle, ``copy.deepcopy``, multiprocessing, Dask workers).
 
+    With protocol 5 the bytes travel out of band, and an array unpickled from them on a
+    host-resident device uses them in place, as NumPy does (:pep:`574`): loading the same
+    out-of-band buffers twice gives two arrays over one memory.
+
     >>> import ndplane as nd, pickle
     >>> pickle.loads(pickle.dumps(nd.asarray([1.5, 2.5], device="numpy")))
     Array([1.5, 2.5], dtype=float64, device='numpy:0')
@@ -415,4 +419,10 @@ def reduce_ex(x: Array, protocol: int) -> tuple[Any, ...]:
 
 def _unpickle(data: Any, dtype_name: str, shape: tuple[int, ...], device: str) -> Array:
     host = np.frombuffer(data, dtype=_dtypes.BY_NAME[dtype_name].dtype).reshape(shape)
-    return asarray(host, device=device, copy=True)
+    if isinstance(data, np.ndarray):
+        # NOTE: protocol < 5 or copy.copy, whose ndarray may be the source array's own memory.
+        return asarray(host, device=device, copy=True)
+    # NOTE: bytes that came through pickle -- a bytearray in band, the receiver's buffer out of
+    # band (a Dask worker's frame) -- belong to this array alone: a host-resident backend adopts
+    # them where they are writable and aligned, as NumPy's unpickling uses them in place.
+    return _dispatch.from_host(host, as_device(device), "unpickle", adopt=True)

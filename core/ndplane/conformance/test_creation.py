@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -182,6 +186,36 @@ def test_to_device_round_trip(device: nd.Device) -> None:
         assert x.to_device(device) is x
         w = nd.astype(x, dtype, device=other)
         assert w.device == other
+
+
+@pytest.mark.parametrize("dtype_name", ALL_NAMES)
+@h.hyp()
+@given(layout=h.layouts(h.shapes(max_dims=3)))
+def test_pickle_and_copy(device: nd.Device, dtype_name: str, layout: h.Layout) -> None:
+    """pickle (protocol 4; 5 in band and out of band), ``copy.copy`` and ``copy.deepcopy`` rebuild
+    the array on its device bit for bit from any layout, each with memory of its own: a host
+    backend may adopt a received out-of-band buffer (``Backend.adopt_host``, as a Dask worker's
+    frame), never the source array's memory."""
+    dtype = h.skip_unless(device, dtype_name)
+    a = layout.build(device, dtype)
+    frames: list[pickle.PickleBuffer] = []
+    data = pickle.dumps(a.x, protocol=5, buffer_callback=frames.append)
+    copies: dict[str, Any] = {
+        "protocol 4": pickle.loads(pickle.dumps(a.x, protocol=4)),
+        "protocol 5 in band": pickle.loads(pickle.dumps(a.x, protocol=5)),
+        # what a receiver holds: writable memory of its own (distributed), or read-only bytes
+        "protocol 5, writable frames": pickle.loads(data, buffers=[bytearray(f.raw()) for f in frames]),
+        "protocol 5, read-only frames": pickle.loads(data, buffers=[bytes(f.raw()) for f in frames]),
+        "copy.copy": copy.copy(a.x),
+        "copy.deepcopy": copy.deepcopy(a.x),
+    }
+    for how, y in copies.items():
+        assert y.device == device and y.dtype is dtype and y.shape == a.x.shape, how
+        h.assert_same(y, a.ref, dtype, exact=True, signed_zeros=True, msg=f"{how}: ")
+    for how, y in copies.items():
+        y[...] = nd.zeros_like(y)
+        h.assert_same(y, np.zeros(a.ref.shape, a.ref.dtype), dtype, exact=True, msg=f"{how}, written: ")
+    h.assert_same(a.x, a.ref, dtype, exact=True, signed_zeros=True, msg="the source after writes to its copies: ")
 
 
 def test_default_device_context(device: nd.Device) -> None:

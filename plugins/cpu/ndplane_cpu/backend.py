@@ -111,6 +111,11 @@ def _make_backend_class() -> type[Backend]:
         def from_host(self, array: np.ndarray) -> Any:
             return native.from_host(np.ascontiguousarray(array))
 
+        def adopt_host(self, array: np.ndarray) -> Any:
+            # NOTE: a Buffer over the array's own memory, holding the array's buffer export until
+            # it dies (a checkpoint's mapped pages, a chunk received by a Dask worker).
+            return native.adopt_host(array) if array.nbytes else None
+
         def to_host(self, ref: Ref) -> np.ndarray:
             dtype = ref.dtype.dtype
             if ref.size == 0:

@@ -147,7 +147,10 @@ void buffer_dealloc(PyObject* self) {
     auto* b = reinterpret_cast<BufferObject*>(self);
     if (b->ptr) {
         if (!b->freed) mark_freed(self);
-        give_block(b->ptr, b->capacity);
+        if (b->adopted)
+            PyBuffer_Release(&b->held);
+        else
+            give_block(b->ptr, b->capacity);
         b->ptr = nullptr;
     }
     PyTypeObject* tp = Py_TYPE(self);
@@ -162,8 +165,8 @@ int buffer_getbuffer(PyObject* self, Py_buffer* view, int flags) {
 
 PyObject* buffer_repr(PyObject* self) {
     auto* b = reinterpret_cast<BufferObject*>(self);
-    return PyUnicode_FromFormat("<ndplane_cpu.Buffer %lld bytes at %p%s>", (long long)b->nbytes,
-                                (void*)b->ptr, b->freed ? " (freed)" : "");
+    return PyUnicode_FromFormat("<ndplane_cpu.Buffer %lld bytes at %p%s%s>", (long long)b->nbytes,
+                                (void*)b->ptr, b->adopted ? " (adopted)" : "", b->freed ? " (freed)" : "");
 }
 
 PyObject* buffer_get_address(PyObject* self, void*) {
@@ -212,9 +215,36 @@ PyObject* new_buffer(int64_t nbytes) {
     b->nbytes = nbytes;
     b->capacity = cap;
     b->freed = false;
+    b->adopted = false;
     std::lock_guard<std::mutex> lk(g_mutex);
     ++g_live_buffers;
     g_live_bytes += nbytes;
+    return obj;
+}
+
+PyObject* adopt_buffer(PyObject* exporter) {
+    PyObject* obj = BufferType->tp_alloc(BufferType, 0);  // zeroed: ptr null until adopted
+    if (!obj) return nullptr;
+    auto* b = reinterpret_cast<BufferObject*>(obj);
+    if (PyObject_GetBuffer(exporter, &b->held, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) {
+        Py_DECREF(obj);
+        return nullptr;
+    }
+    b->ptr = static_cast<char*>(b->held.buf);
+    b->nbytes = static_cast<int64_t>(b->held.len);
+    b->capacity = 0;
+    b->freed = false;
+    b->adopted = true;
+    if (!b->ptr) {  // NOTE: an empty exporter may hand out a null pointer; views need one
+        PyBuffer_Release(&b->held);
+        b->adopted = false;
+        Py_DECREF(obj);
+        PyErr_SetString(PyExc_ValueError, "adopt_host: the array has no memory to adopt.");
+        return nullptr;
+    }
+    std::lock_guard<std::mutex> lk(g_mutex);
+    ++g_live_buffers;
+    g_live_bytes += b->nbytes;
     return obj;
 }
 

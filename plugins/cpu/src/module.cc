@@ -362,6 +362,12 @@ nb::object py_from_host(nb::handle array) {
     return b;
 }
 
+nb::object py_adopt_host(nb::handle array) {
+    PyObject* b = adopt_buffer(array.ptr());
+    if (!b) raise_current();
+    return nb::steal(b);
+}
+
 void py_unary(nb::handle op, nb::handle x, nb::handle out) {
     int code = g_unary.lookup(op.ptr());
     auto [vx, vo] = views("unary", x, out);
@@ -721,6 +727,7 @@ NB_MODULE(_native, m) {
     m.def("alloc", &py_alloc);
     m.def("free", &py_free);
     m.def("from_host", &py_from_host);
+    m.def("adopt_host", &py_adopt_host);
     m.def("copy", &py_copy);
     m.def("fill", &py_fill);
     m.def("unary", &py_unary);

@@ -67,6 +67,26 @@ def test_to_host_views_any_layout_and_keeps_memory_alive(h):
     np.testing.assert_array_equal(got, want)  # the view still owns the memory
 
 
+def test_adopt_host_uses_the_memory_in_place_and_keeps_it_alive(h):
+    before = h.be.memory_stats()
+    host = np.arange(12, dtype=np.float64)
+    buf = h.be.adopt_host(host)
+    assert "adopted" in repr(buf) and buf.address == host.ctypes.data and buf.nbytes == 96
+    assert h.be.memory_stats() == {"buffers": before["buffers"] + 1, "bytes": before["bytes"] + 96}
+    ref = Ref(buf, ndplane.float64, (3, 4), (4, 1), 0, 12, True)
+    h.be.fill(Ref(buf, ndplane.float64, (4,), (3,), 0, 4, False), -1.0)  # a kernel writes through
+    assert host[::3].tolist() == [-1.0] * 4
+    view = h.be.to_host(ref)
+    h.be.free(buf)
+    assert h.be.memory_stats() == before
+    del host, buf, ref
+    gc.collect()
+    assert view[2].tolist() == [8.0, -1.0, 10.0, 11.0]  # the adopted memory outlives its array
+    assert h.be.adopt_host(np.zeros(0)) is None  # nothing to adopt: the core copies
+    with pytest.raises((BufferError, ValueError)):  # NumPy's read-only error is a ValueError
+        h.be.adopt_host(np.frombuffer(b"12345678", np.float64))  # read-only memory is never adopted
+
+
 def test_copy_strided_to_strided(h):
     for dtype in DTYPES:
         for name, view, base in h.layouts((33, 17), dtype):
