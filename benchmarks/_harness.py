@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import platform
 import statistics
 import time
 import timeit
@@ -122,6 +123,27 @@ def side_by_side(fns: dict[str, Callable[[], Any]], *, min_time: float = 0.2, re
 def load_average() -> str:
     """The 1-minute load average, for a table row: other processes take cores and bandwidth."""
     return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "-"
+
+
+def cpu_model() -> str:
+    """The processor's name (``/proc/cpuinfo``), for a machine line: libm vector code and
+    PyTorch's kernels differ in speed between processors of one instruction set."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def torch_cpu_capability(torch: Any) -> str:
+    """The vector code PyTorch's CPU kernels picked (``AVX512``, ``AVX2``, ...), or ``-``."""
+    try:
+        return str(torch.backends.cpu.get_cpu_capability())
+    except AttributeError:
+        return "-"
 
 
 def ratio(r: float | None) -> str:

@@ -20,7 +20,16 @@ import platform
 
 import ndplane_cpu._native as native
 import numpy as np
-from _harness import interval, load_average, print_table, ratio, side_by_side, try_import_torch
+from _harness import (
+    cpu_model,
+    interval,
+    load_average,
+    print_table,
+    ratio,
+    side_by_side,
+    torch_cpu_capability,
+    try_import_torch,
+)
 
 import ndplane as nd
 from ndplane._elementwise import OPS
@@ -62,8 +71,9 @@ def main() -> None:
     threads = native.num_threads()
     if torch is not None:
         torch.set_num_threads(threads)
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cpus; numpy {np.__version__}"
-          + (f", torch {torch.__version__} ({torch.get_num_threads()} threads)" if torch else ", torch absent")
+    print(f"machine: {platform.machine()} {cpu_model()}, {os.cpu_count()} cpus; numpy {np.__version__}"
+          + (f", torch {torch.__version__} ({torch.get_num_threads()} threads, {torch_cpu_capability(torch)})"
+             if torch else ", torch absent")
           + f"; ndplane-cpu: {backend!r}; load average {load_average()}")  # fmt: skip
     n = 256 if args.quick else 1000
     rng = np.random.default_rng(0)

@@ -39,7 +39,6 @@ matplotlib is missing on the machine that timed it).
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
 import math
 import os
@@ -53,7 +52,16 @@ from typing import Any
 
 import ndplane_cpu._native as native
 import numpy as np
-from _harness import interval, load_average, print_table, ratio, side_by_side, try_import_torch
+from _harness import (
+    cpu_model,
+    interval,
+    load_average,
+    print_table,
+    ratio,
+    side_by_side,
+    torch_cpu_capability,
+    try_import_torch,
+)
 
 import ndplane as nd
 from ndplane.composite import softmax
@@ -175,11 +183,9 @@ def worker(threads: int, sizes: list[int], quick: bool, with_numpy: bool) -> dic
 
 
 def machine_line() -> str:
-    try:
-        torch = f"torch {importlib.metadata.version('torch')}"
-    except importlib.metadata.PackageNotFoundError:
-        torch = "torch absent"
-    return (f"{platform.machine()}, {cores()} cpus available ({os.cpu_count()} online), python "
+    mod = try_import_torch()
+    torch = f"torch {mod.__version__} ({torch_cpu_capability(mod)})" if mod is not None else "torch absent"
+    return (f"{platform.machine()} {cpu_model()}, {cores()} cpus available ({os.cpu_count()} online), python "
             f"{platform.python_version()}, numpy {np.__version__}, {torch}; ndplane-cpu: "
             f"{nd.Device('cpu').backend!r}; load average {load_average()}")  # fmt: skip
 

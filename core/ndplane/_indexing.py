@@ -133,7 +133,7 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     rows = _layout.prod(xm.shape[:-1])
     base = reshape(arange(rows, dtype=idx.dtype, device=x.device), im.shape[:-1] + (1,))
     flat = reshape(_dispatch.binary("add", im, _dispatch.binary("multiply", base, n)), (-1,))
-    out = take(reshape(xm, (rows * n,)), flat)
+    out = take_in_range(reshape(xm, (rows * n,)), flat, 0)  # in [0, rows * n) by construction
     return moveaxis(reshape(out, im.shape), -1, ax)
 
 
