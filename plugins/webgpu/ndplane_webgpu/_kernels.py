@@ -16,7 +16,7 @@ from ndplane.backend import Ref
 from . import _codegen as G
 
 _NAMES = "ABC"
-_THREADS = 1 << 16  # threads a reduction aims to run at least (a GPU needs tens of thousands)
+_THREADS = 1 << 18  # threads a reduction by thread aims to run at least (a GPU keeps ~2^18 resident)
 _VEC4_MIN = 1024  # elements from which contiguous 32-bit elementwise work goes four to a thread
 
 
@@ -57,7 +57,7 @@ def _unalias(rt: Any, x: Ref, written: Ref, temps: list[Any]) -> Ref:
         return x
     tmp = rt.alloc(x.buffer.cap)
     temps.append(tmp)
-    rt.copy_bytes(x.buffer, 0, tmp, 0, x.buffer.cap)
+    copy_bytes(rt, x.buffer, 0, tmp, 0, x.buffer.cap)
     return Ref(tmp, x.dtype, x.shape, x.strides, x.offset, x.size, x.contiguous)
 
 
@@ -101,6 +101,30 @@ def elementwise(rt: Any, expr: str, out: Ref, inputs: list[Any]) -> None:
         key = ("ew", expr, out.dtype.name, tuple(kinds), sdt, contig)
         rt.run(key, lambda: _elementwise_source(*key[1:]), params, binds, _grid1(rt, out.size))
     _free(rt, temps)
+
+
+# NOTE: None picks by adapter (see copy_bytes); True or False forces a road (tests, benchmarks).
+COMPUTE_COPY: bool | None = None
+
+
+def copy_bytes(rt: Any, src: Any, src_off: int, dst: Any, dst_off: int, n: int) -> None:
+    """n bytes from src to another buffer dst (offsets and n multiples of 4): on a GPU, as u32
+    words through the elementwise kernel (four a thread from 16-byte aligned offsets)."""
+    # NOTE: NVIDIA's copy_buffer_to_buffer, between our compute passes, ran at 0.73 TB/s on the
+    # H100 where the compute path's add moved 1.82; it also ends the open compute pass, the
+    # compute copy does not. On a software adapter the transfer is a memcpy, far faster than a
+    # shader: lavapipe copied 2^22 float32 in 1.1-1.2 ms that way, 7-10 ms through the kernel
+    # (5 us and 28-33 us for 4 elements), so software adapters keep copy_buffer_to_buffer.
+    compute = not rt.software if COMPUTE_COPY is None else COMPUTE_COPY
+    if not compute:
+        rt.copy_bytes(src, src_off, dst, dst_off, n)
+        return
+    w = n // 4
+    elementwise(rt, "$a", _words(dst, dst_off, w), [_words(src, src_off, w)])
+
+
+def _words(buf: Any, off: int, n: int) -> Ref:
+    return Ref(buf, ndplane.uint32, (n,), (1,), off // 4, n, True)
 
 
 def _vec4_operand(r: Ref) -> bool:
@@ -204,8 +228,11 @@ def _better(op: str, acc: str) -> str:
                    "  if (f_isnan(v2)) { return true; }\n", acc) + plain  # fmt: skip
 
 
+_LD = "ld_A(base + i32(k) * s1)"  # element k of the row, in reduce.wgsl's loops
+
+
 def _reduce_parts(op: str, xct: str, oct_: str) -> dict[str, str]:
-    ld = "ld_A(base + i32(k) * s1)"
+    ld = _LD
     if op in ("sum", "prod"):
         fold, merge = (("acc + v", "sv[t] + sv[t + s]") if op == "sum"
                        else (_product(oct_, "acc", "v"), _product(oct_, "sv[t]", "sv[t + s]")))  # fmt: skip
@@ -247,6 +274,9 @@ def reduce(rt: Any, op: str, x: Ref, out: Ref) -> None:
     xd, od = x.dtype.name, out.dtype.name
     parts = _reduce_parts(op, G.DTYPES[xd].ct, G.DTYPES[od].ct)
     to_bits, from_bits = _BITS[parts["ACC"]]
+    # NOTE: reduce_cols4 compiles with every module; only its dtypes get a real lane load.
+    lane = parts["LOAD"].replace(_LD, G.DTYPES[xd].dec.replace("$w", "w"))
+    parts["LANE"] = lane if _word_dtype(xd) else parts["IDENTITY"]
     src = lambda: G.fill("reduce", DECLS=G.decl("OUT", 1, od, True) + "\n" + G.decl("A", 2, None, False),  # noqa: E731
                          FUNCS=G.store_fn("OUT", od) + "\n" + G.load_fn("A", xd), TO_BITS=to_bits,
                          FROM_BITS=from_bits, **parts)  # fmt: skip
@@ -255,8 +285,11 @@ def reduce(rt: Any, op: str, x: Ref, out: Ref) -> None:
     binds = [(1, out.buffer, True), (2, x.buffer, False)]
     params = [M, K, x.offset, x.strides[0], x.strides[1], out.offset, out.strides[0], 1, K]
     if _short_rows(M, K) or (abs(x.strides[0]) == 1 and M > 1):
-        _reduce_by_thread(rt, key, src, params, binds, M, K)
+        _reduce_by_thread(rt, key, src, params, binds, x)
         return
+    vec = _rows4(rt, x)
+    params.append(int(vec))
+    binds.append((5, x.buffer, False))  # NOTE: read by main only when vec (rt.dummy is bound writable)
     # NOTE: few long rows would leave most of a GPU idle: split each row into G chunks of C
     # elements (a workgroup each), then combine the partials in a second pass.
     G_ = min(1024, -(-K // 4096)) if M < 256 else 1
@@ -264,62 +297,155 @@ def reduce(rt: Any, op: str, x: Ref, out: Ref) -> None:
         rt.run(key, src, params, [*binds, (3, rt.dummy, True), (4, rt.dummy, True)], rt.groups(M))
         return
     C = -(-K // G_)
+    if vec:
+        C = -(-C // 4) * 4  # chunks start on the 16-byte grid too
+        G_ = -(-K // C)
     scratch = [rt.alloc(M * G_ * 16), rt.alloc(M * G_ * 4)]
     try:
-        binds += [(3, scratch[0], True), (4, scratch[1], True)]
-        params[7:] = [G_, C]
-        rt.run(key, src, params, binds, rt.groups(M * G_))
-        rt.run(key, src, params, [binds[0], binds[2], binds[3]], rt.groups(M), "reduce_final")
+        partials = [(3, scratch[0], True), (4, scratch[1], True)]
+        params[7:9] = [G_, C]
+        rt.run(key, src, params, binds + partials, rt.groups(M * G_))
+        rt.run(key, src, params, [binds[0], *partials], rt.groups(M), "reduce_final")
     finally:
         for s in scratch:
             rt.free(s)
 
 
-def _reduce_by_thread(rt: Any, key: Any, src: Any, params: list[int], binds: list[Any], M: int, K: int) -> None:
+# NOTE: None picks by kernel and adapter (see _vec4_loads); True or False forces every kernel
+# (tests, benchmarks).
+VEC4_LOADS: bool | None = None
+
+
+def _vec4_loads(rt: Any, columns: bool = False) -> bool:
+    """Whether a kernel reads 32-bit elements as 16-byte words where the layout allows (columns:
+    reduce_cols4, else the row kernels)."""
+    # NOTE: a GPU keeps more bytes in flight with 16-byte loads (the H100 ran the row and column
+    # sums at 0.9 and 0.4 TB/s with a word a load). lavapipe runs a thread a SIMD lane: there
+    # reduce_cols4 took 1.1-1.4x reduce_rows' time for a column max of 2048^2 float32 (sum
+    # 0.94-1.2x), while the row kernels' word loads were level or faster (row sum 0.96x,
+    # softmax 0.8x), so software adapters only leave reduce_cols4 out.
+    if VEC4_LOADS is not None:
+        return VEC4_LOADS
+    return not (columns and rt.software)
+
+
+def _word_dtype(dtype: str) -> bool:
+    d = G.DTYPES[dtype]
+    return d.bits == 32 and not d.raw
+
+
+def _cols4(rt: Any, x: Ref) -> bool:
+    """Whether reduce_cols4 reads x: rows adjacent in memory, each row start on the 16-byte grid
+    when the first is, in a buffer of whole vec4 words."""
+    fits = (_word_dtype(x.dtype.name) and abs(x.strides[0]) == 1 and x.strides[1] % 4 == 0
+            and x.buffer.cap % 16 == 0)  # fmt: skip
+    return fits and _vec4_loads(rt, columns=True)
+
+
+def _rows4(rt: Any, x: Ref) -> bool:
+    """Whether reduce's main reads x's rows as 16-byte words: unit stride, every row start on
+    the 16-byte grid, in a buffer of whole vec4 words."""
+    s0 = x.strides[0] if x.shape[0] > 1 else 0
+    fits = (_word_dtype(x.dtype.name) and x.strides[1] == 1 and x.offset % 4 == 0 and s0 % 4 == 0
+            and x.buffer.cap % 16 == 0)  # fmt: skip
+    return fits and _vec4_loads(rt)
+
+
+def _reduce_by_thread(rt: Any, key: Any, src: Any, params: list[int], binds: list[Any], x: Ref) -> None:
     """A thread per row, each folding its row sequentially: for many short rows, and for rows
     adjacent in memory (a column sum of a C-ordered matrix), where threads next to each other
-    read words next to each other. Long rows are cut into G chunks so at least ~64K threads
-    run (a GPU needs them), their partials folded by a second pass."""
-    G_ = 1 if K <= 64 or M >= _THREADS else min(-(-_THREADS // M), -(-K // 64))
+    read words next to each other (four rows a thread, from 16-byte loads, where _cols4 says).
+    Long rows are cut into G chunks so at least _THREADS threads run, their partials folded
+    by a second pass in chunk order (deterministic)."""
+    M, K = x.shape
+    entry, T = "reduce_rows", M
+    if _cols4(rt, x):
+        lo = x.offset - (M - 1 if x.strides[0] < 0 else 0)
+        shift = lo % 4
+        entry, T = "reduce_cols4", -(-(shift + M) // 4)
+        params += [(lo - shift) // 4, x.strides[1] // 4, shift, int(x.strides[0] < 0), T]
+        binds = [binds[0], (5, x.buffer, False)]
+    G_ = 1 if K <= 64 or T >= _THREADS else min(-(-_THREADS // T), -(-K // 64))
     if G_ == 1:
-        rt.run(key, src, params, [*binds, (3, rt.dummy, True), (4, rt.dummy, True)], _grid1(rt, M), "reduce_rows")
+        rt.run(key, src, params, [*binds, (3, rt.dummy, True), (4, rt.dummy, True)], _grid1(rt, T), entry)
         return
     C = -(-K // G_)
     G_ = -(-K // C)
     scratch = [rt.alloc(M * G_ * 16), rt.alloc(M * G_ * 4)]
     try:
-        params[7:] = [G_, C]
-        binds = [*binds, (3, scratch[0], True), (4, scratch[1], True)]
-        rt.run(key, src, params, binds, _grid1(rt, M * G_), "reduce_rows")
-        rt.run(key, src, params, [binds[0], binds[2], binds[3]], _grid1(rt, M), "reduce_rows_final")
+        params[7:9] = [G_, C]
+        partials = [(3, scratch[0], True), (4, scratch[1], True)]
+        rt.run(key, src, params, binds + partials, _grid1(rt, T * G_), entry)
+        rt.run(key, src, params, [binds[0], *partials], _grid1(rt, M), "reduce_rows_final")
     finally:
         for s in scratch:
             rt.free(s)
 
 
+_ROWS_OUT = ("  for (var k = V * t; k < K; k = k + V * 256u) {\n"
+             "    let x = ld_X(base + k);\n    st_X(P[3] + row * K + k, $EACH);\n  }")
+# (code after the max, code after the sum, the result of an element $x where one is stored).
 _ROWS = {
-    "softmax": ("", "  let o = i32(P[3] + row * K);\n"
-                    "  for (var k = t; k < K; k = k + 256u) {\n"
-                    "    st_OUT(o + i32(k), f_exp(ld_A(base + i32(k)) - m) / s);\n  }"),
-    "log_softmax": ("", "  let o = i32(P[3] + row * K);\n  let l = f_log(s);\n"
-                        "  for (var k = t; k < K; k = k + 256u) {\n"
-                        "    st_OUT(o + i32(k), (ld_A(base + i32(k)) - m) - l);\n  }"),
+    "softmax": ("", _ROWS_OUT, "f_exp($x - m) / s"),
+    "log_softmax": ("", "  let l = f_log(s);\n" + _ROWS_OUT, "($x - m) - l"),
     "logsumexp": ("  if (!f_isfinite(m)) { m = 0.0; }",
-                  "  if (t == 0u && live) { st_OUT(i32(P[3] + row), f_log(s) + m); }"),
+                  "  if (t == 0u && live) { st_OUT(i32(P[3] + row), f_log(s) + m); }", ""),
 }  # fmt: skip
+# rows.wgsl's access to V elements at a time: their load (ld_X), max and sum of exp(x - m)
+# (lanes_*), and (V = 1) the store of results (st_X; V = 4 adds its own, logsumexp uses st_OUT).
+_ROWS_V = {
+    1: "fn ld_X(e: u32) -> $ACC { return ld_A(i32(e)); }\n"
+       "fn lanes_max(x: $ACC) -> $ACC { return x; }\n"
+       "fn lanes_sum_exp(x: $ACC, m: $ACC) -> $ACC { return f_exp(x - m); }\n"
+       "fn st_X(e: u32, v: $ACC) { st_OUT(i32(e), v); }",
+    4: "fn ld_X(e: u32) -> vec4<f32> { return bitcast<vec4<f32>>(A[e >> 2u]); }\n"
+       "fn lanes_max(x: vec4<f32>) -> f32 { return f_maximum(f_maximum(x.x, x.y), f_maximum(x.z, x.w)); }\n"
+       "fn lanes_sum_exp(x: vec4<f32>, m: f32) -> f32 {\n"
+       "  return ((f_exp(x.x - m) + f_exp(x.y - m)) + f_exp(x.z - m)) + f_exp(x.w - m);\n}",
+}  # fmt: skip
+
+
+def _each(expr: str, v: int) -> str:
+    """The results of ``expr`` (of an element $x) for the V elements of x."""
+    if v == 1:
+        return expr.replace("$x", "x")
+    return f"vec4<f32>({', '.join(expr.replace('$x', f'x.{c}') for c in 'xyzw')})"
 
 
 def rows(rt: Any, op: str, x: Ref, out: Ref) -> None:
     """softmax, log_softmax or logsumexp along the last axis of the C-contiguous x (M, K)."""
     xd, od = x.dtype.name, out.dtype.name
     ct = G.DTYPES[xd].ct
-    shift, result = (G.widen(part, ct) for part in _ROWS[op])
-    src = lambda: G.fill("rows", ct, DECLS=G.decl("OUT", 1, od, True) + "\n" + G.decl("A", 2, None, False),  # noqa: E731
-                         FUNCS=G.store_fn("OUT", od) + "\n" + G.load_fn("A", xd), SHIFT=shift, RESULT=result,
-                         ACC=ct)  # fmt: skip
     M, K = x.shape
-    rt.run(("rows", op, xd, od), src, [M, K, x.offset, out.offset],
+    v = 4 if _rows_words(rt, x, out, op) else 1
+    shift, result, each = _ROWS[op]
+    shift, result = G.widen(shift, ct), G.widen(result.replace("$EACH", _each(each, v)), ct)
+    decls, funcs = [], [G.widen(_ROWS_V[v].replace("$ACC", ct), ct)]
+    if v == 1 or op == "logsumexp":
+        decls.append(G.decl("OUT", 1, od, True))
+        funcs.append(G.store_fn("OUT", od))
+    else:
+        decls.append("@group(0) @binding(1) var<storage, read_write> OUT: array<vec4<u32>>;")
+        funcs.append("fn st_X(e: u32, v: vec4<f32>) { OUT[e >> 2u] = bitcast<vec4<u32>>(v); }")
+    if v == 1:
+        decls.append(G.decl("A", 2, None, False))
+        funcs.append(G.load_fn("A", xd))
+    else:
+        decls.append("@group(0) @binding(2) var<storage, read> A: array<vec4<u32>>;")
+    src = lambda: G.fill("rows", ct, DECLS="\n".join(decls), FUNCS="\n".join(funcs), SHIFT=shift,  # noqa: E731
+                         RESULT=result, ACC=ct, V=f"{v}u")  # fmt: skip
+    rt.run(("rows", op, xd, od, v), src, [M, K, x.offset, out.offset],
            [(1, out.buffer, True), (2, x.buffer, False)], rt.groups(M))  # fmt: skip
+
+
+def _rows_words(rt: Any, x: Ref, out: Ref, op: str) -> bool:
+    """Whether rows reads float32 x as 16-byte words (and writes softmax's and log_softmax's
+    out so): every row start on the 16-byte grid, in buffers of whole vec4 words."""
+    K = x.shape[1]
+    fits = (x.dtype.name == "float32" and K % 4 == 0 and x.offset % 4 == 0 and x.buffer.cap % 16 == 0
+            and (op == "logsumexp" or (out.dtype.name == "float32" and out.offset % 4 == 0
+                                       and out.buffer.cap % 16 == 0)))  # fmt: skip
+    return fits and _vec4_loads(rt)
 
 
 def scan(rt: Any, op: str, x: Ref, out: Ref) -> None:

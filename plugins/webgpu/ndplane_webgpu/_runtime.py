@@ -115,6 +115,7 @@ class Runtime:
         )
         self.queue = self.device.queue
         self.features = frozenset(adapter.features)
+        self.software = is_software(adapter)
         self.max_binding = min(lim["max-storage-buffer-binding-size"], lim["max-buffer-size"])
         self.max_groups = lim["max-compute-workgroups-per-dimension"]
         self.align = max(lim["min-storage-buffer-offset-alignment"], 4)

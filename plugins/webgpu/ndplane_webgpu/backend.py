@@ -148,8 +148,8 @@ class WebGPUBackend(Backend):
         if (src.contiguous and dst.contiguous and src.buffer is not dst.buffer
                 and (src.offset * isz) % 4 == 0 and (dst.offset * isz) % 4 == 0
                 and (src.size * isz) % 4 == 0):  # fmt: skip
-            self.rt.copy_bytes(src.buffer, src.offset * isz, dst.buffer, dst.offset * isz,
-                               src.size * isz)  # fmt: skip
+            Kn.copy_bytes(self.rt, src.buffer, src.offset * isz, dst.buffer, dst.offset * isz,
+                          src.size * isz)  # fmt: skip
         else:
             Kn.elementwise(self.rt, "$a", dst, [src])
 

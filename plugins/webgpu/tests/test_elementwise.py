@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from ndplane_webgpu import _codegen as G
+from ndplane_webgpu import _kernels as Kn
 from test_complex import _log1p as complex_log1p
 from webgpu_helpers import ALL, VIEWS, random_array, whole
 
@@ -229,10 +230,12 @@ def test_copy_into_view(be, host, dtype, view):
     close(be.to_host(whole(dst, dbase)), expect, dtype)
 
 
+@pytest.mark.parametrize("compute", [False, True], ids=["copy_buffer_to_buffer", "compute"])
 @pytest.mark.parametrize("dtype", ALL)
-def test_copy_within_one_buffer(be, host, dtype):
+def test_copy_within_one_buffer(be, host, monkeypatch, dtype, compute):
     if dtype not in _dtypes(be):
         pytest.skip(f"{dtype} unsupported here")
+    monkeypatch.setattr(Kn, "COMPUTE_COPY", compute)  # the copy that unaliases the source
     base = random_array(np.random.default_rng(5), (20,), dtype)
     whole = host.put(base)
     lo = type(whole)(whole.buffer, whole.dtype, (10,), (1,), 0, 10, True)
@@ -241,6 +244,44 @@ def test_copy_within_one_buffer(be, host, dtype):
     expect = base.copy()
     expect[:10] = base[10:][::-1]
     close(be.to_host(whole), expect, dtype)
+
+
+# (elements, source offset, destination offset): whole vec4 words, a partial last one, offsets
+# on and off the 16-byte grid (the one-word-a-thread kernel) and off the 4-byte grid (8/16-bit
+# dtypes: the dtype's own kernel).
+CONTIGUOUS_COPIES = [(1, 0, 0), (3, 1, 2), (5, 0, 4), (1023, 4, 0), (1024, 0, 0), (4099, 4, 8), (4099, 1, 3),
+                     (5000, 2, 6), (70001, 0, 0)]  # fmt: skip
+
+
+@pytest.mark.parametrize("compute", [False, True], ids=["copy_buffer_to_buffer", "compute"])
+@pytest.mark.parametrize("n,so,do", CONTIGUOUS_COPIES)
+@pytest.mark.parametrize("dtype", ALL)
+def test_contiguous_copy_roads(be, host, monkeypatch, dtype, n, so, do, compute):
+    """A contiguous copy, by either road, moves exactly the view's bits (NaN payloads, -0.0)."""
+    if dtype not in _dtypes(be):
+        pytest.skip(f"{dtype} unsupported here")
+    monkeypatch.setattr(Kn, "COMPUTE_COPY", compute)
+    rng = np.random.default_rng(n + so + do)
+    sbase, dbase = random_array(rng, (n + so + 5,), dtype), random_array(rng, (n + do + 5,), dtype)
+    src, dst = host.view(sbase, sbase[so : so + n]), host.view(dbase, dbase[do : do + n])
+    be.copy(src, dst)
+    expect = dbase.copy()
+    expect[do : do + n] = sbase[so : so + n]
+    got = be.to_host(whole(dst, dbase))
+    np.testing.assert_array_equal(got.view(np.uint8), expect.view(np.uint8))
+
+
+@pytest.mark.parametrize("compute", [False, True, None], ids=["copy_buffer_to_buffer", "compute", "by_adapter"])
+def test_compute_copy_keeps_the_pass_open(be, host, monkeypatch, compute):
+    """The compute road records a dispatch into the open compute pass; copy_buffer_to_buffer
+    must end it. By default only a GPU takes the compute road."""
+    monkeypatch.setattr(Kn, "COMPUTE_COPY", compute)
+    a, b = host.put(np.arange(4096, dtype=np.float32)), host.empty((4096,), np.float32)
+    be.fill(b, 1.0)
+    assert be.rt._pass is not None
+    be.copy(a, b)
+    assert (be.rt._pass is not None) == (not be.rt.software if compute is None else compute)
+    np.testing.assert_array_equal(host.get(b), np.arange(4096, dtype=np.float32))
 
 
 @pytest.mark.parametrize("dtype", ALL)

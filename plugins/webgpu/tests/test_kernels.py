@@ -24,6 +24,21 @@ VIEWS2 = {
     "no_rows": ((0, 5), lambda a: a),
     "broadcast": ((9,), lambda a: np.broadcast_to(a, (4, 9))),
     "huge_row": ((1, 300000), lambda a: a[:, ::-1]),  # split into chunks + a second pass
+    # Column reductions whose row starts keep the 16-byte grid (reduce_cols4 for 32-bit dtypes):
+    # chunked or not, rows off the grid at either end, reversed either way, a zero stride.
+    "cols4": ((300, 8), lambda a: a.T),
+    "cols4_offset": ((70, 12), lambda a: a[:, 1:].T),
+    "cols4_flipped": ((130, 16), lambda a: a[::-1, ::-1][:, 2:].T),
+    "cols4_short": ((9, 20), lambda a: a[1:, 3:18].T),
+    "cols4_broadcast": ((12,), lambda a: np.broadcast_to(a[1:10], (100, 9)).T),
+    "cols4_wide": ((70, 1028), lambda a: a[:, 3:].T),
+    # Rows on the 16-byte grid (16-byte loads in reduce's main for 32-bit dtypes): whole words,
+    # a partial last word, chunks of a long row, one row.
+    "rows4": ((6, 400), lambda a: a),
+    "rows4_tail": ((300, 100), lambda a: a[:, 4:99]),
+    "rows4_chunked": ((2, 10004), lambda a: a[:, 4:10003]),
+    "rows4_one": ((1, 9001), lambda a: a[:, 4:]),
+    "rows4_reversed": ((6, 400), lambda a: a[::-1, 4:]),
 }
 
 
@@ -57,8 +72,10 @@ def _sum_dtype(d):
 @pytest.mark.parametrize("view", sorted(VIEWS2))
 @pytest.mark.parametrize("op", ["sum", "prod", "max", "min", "argmax", "argmin", "any", "all"])
 @pytest.mark.parametrize("dtype", ALL)
-def test_reduce(be, host, op, dtype, view):
+def test_reduce(be, host, monkeypatch, op, dtype, view):
     supported(be, dtype)
+    if "4" in view:
+        monkeypatch.setattr(Kn, "VEC4_LOADS", True)  # NOTE: software adapters skip reduce_cols4 by default
     rng = np.random.default_rng(hash((op, dtype, view)) % 2**32)
     shape, fn = VIEWS2[view]
     base = random_array(rng, shape, dtype, special=op not in ("sum", "prod") or view == "contig")
@@ -82,6 +99,74 @@ def test_reduce(be, host, op, dtype, view):
         assert np.all((np.abs(got - exact) <= bound) | (np.isinf(got) & (got == want))), (got, exact)
     else:
         close(got, want, 2e-2 if dtype == "float16" else 1e-4)
+
+
+@pytest.mark.parametrize("view,dtype,cols4", [("cols4", "float32", True), ("cols4_flipped", "int32", True),
+                                               ("cols4_broadcast", "uint32", True), ("cols4", "float64", False),
+                                               ("cols4", "int16", False), ("transposed", "float32", False)])
+def test_column_reductions_read_four_rows_a_thread(be, host, monkeypatch, view, dtype, cols4):
+    """The cols4 views take reduce_cols4 on 32-bit dtypes (the others, reduce_rows), chunked into
+    enough threads, and both roads agree with NumPy on the same data."""
+    supported(be, dtype)
+    shape, fn = VIEWS2[view]
+    base = random_array(np.random.default_rng(7), shape, dtype)
+    x = fn(base)
+    ref = host.view(base, x)
+    want = np.empty(x.shape[:1], dtype)
+    R.reduce("max", x, want)
+    entries = []
+    run = be.rt.run
+    monkeypatch.setattr(be.rt, "run", lambda *a, **k: entries.append(a[5] if len(a) > 5 else "main") or run(*a, **k))
+    for road in (True, False):
+        monkeypatch.setattr(Kn, "VEC4_LOADS", road)
+        out = host.empty(x.shape[:1], dtype)
+        be.reduce("max", ref, out)
+        close(host.get(out), want, 0)
+    first = "reduce_cols4" if cols4 else "reduce_rows"
+    assert entries == [first, "reduce_rows_final", "reduce_rows", "reduce_rows_final"]
+    entries.clear()
+    monkeypatch.setattr(Kn, "VEC4_LOADS", None)
+    be.reduce("max", ref, host.empty(x.shape[:1], dtype))
+    assert entries[0] == ("reduce_cols4" if cols4 and not be.rt.software else "reduce_rows")
+
+
+@pytest.mark.parametrize("view,dtype,chunks", [("rows4", "float32", 1), ("rows4_tail", "int32", 1),
+                                               ("rows4_chunked", "uint32", 3), ("rows4_one", "float32", 3),
+                                               ("rows4", "int16", 1), ("long_row", "float32", 2)])
+def test_row_reductions_read_16_byte_words(be, host, monkeypatch, view, dtype, chunks):
+    """The rows4 views of 32-bit dtypes take reduce's 16-byte loads (P[9] = 1), in chunks that
+    start on the 16-byte grid; both loads agree with NumPy."""
+    supported(be, dtype)
+    shape, fn = VIEWS2[view]
+    base = random_array(np.random.default_rng(8), shape, dtype)
+    x = fn(base)
+    ref = host.view(base, x)
+    want = np.empty(x.shape[:1], "int32")
+    R.reduce("argmax", x, want)
+    words = []
+    run = be.rt.run
+    monkeypatch.setattr(be.rt, "run", lambda *a, **k: words.append(a[2][9]) or run(*a, **k))
+    for vec4 in (True, False):
+        monkeypatch.setattr(Kn, "VEC4_LOADS", vec4)
+        out = host.empty(x.shape[:1], "int32")
+        be.reduce("argmax", ref, out)
+        close(host.get(out), want, 0)
+    fits = "4" in view and dtype != "int16"
+    assert words == [int(fits)] * (1 + (chunks > 1)) + [0] * (1 + (chunks > 1))
+
+
+@pytest.mark.parametrize("cols4", [False, True])
+@pytest.mark.parametrize("dtype,od", [("int32", "int64"), ("uint32", "uint64"), ("float32", "float64")])
+def test_column_sum_accumulates_in_the_out_dtype(be, host, monkeypatch, dtype, od, cols4):
+    """Sums past the 32-bit range (and past float32's precision) come out as in the wide dtype."""
+    supported(be, dtype, od)
+    monkeypatch.setattr(Kn, "VEC4_LOADS", cols4)
+    base = np.full((300, 12), np.iinfo(np.int32).max if dtype != "float32" else 1 + 2**-20, dtype)
+    base[::7] = 3
+    x = base[:, 1:].T
+    out = host.empty(x.shape[:1], od)
+    be.reduce("sum", host.view(base, x), out)
+    np.testing.assert_array_equal(host.get(out), x.astype(od).sum(axis=1))
 
 
 @pytest.mark.parametrize("op", ["sum", "prod", "any", "all"])
@@ -118,6 +203,53 @@ def test_scan(be, host, op, dtype, view):
     out = host.empty(x.shape, od)
     be.scan(op, host.view(base, x), out)
     close(host.get(out), want, 2e-2 if dtype == "float16" else 2e-4)
+
+
+# (rows, K, x offset, out offset): 16-byte words (K and both offsets multiples of 4) with one and
+# several words a thread, then off the grid by K, by x's offset and by out's.
+ROWS = [(5, 40, 0, 0), (4, 2056, 4, 8), (1, 4, 0, 0), (3, 37, 0, 0), (5, 40, 1, 0), (5, 40, 0, 2), (1, 1, 0, 0)]
+
+
+def _rows_reference(op, x):
+    """The composite's algorithm in float64 (NaN-propagating max, logsumexp's shift 0 where the
+    max is not finite)."""
+    x = x.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        m = x.max(axis=1, keepdims=True)
+        if op == "logsumexp":
+            m = np.where(np.isfinite(m), m, 0.0)
+        s = np.exp(x - m).sum(axis=1, keepdims=True)
+        return {"softmax": np.exp(x - m) / s, "log_softmax": (x - m) - np.log(s),
+                "logsumexp": (np.log(s) + m)[:, 0]}[op]  # fmt: skip
+
+
+@pytest.mark.parametrize("vec4", [False, True])
+@pytest.mark.parametrize("M,K,xo,oo", ROWS)
+@pytest.mark.parametrize("op", ["softmax", "log_softmax", "logsumexp"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_fused_rows(be, host, monkeypatch, dtype, op, M, K, xo, oo, vec4):
+    """softmax, log_softmax and logsumexp rows with NaN, inf and all -inf rows, by either load."""
+    supported(be, dtype)
+    monkeypatch.setattr(Kn, "VEC4_LOADS", vec4)
+    rng = np.random.default_rng(M * K + xo + oo)
+    base = random_array(rng, (xo + M * K + 3,), dtype, special=False) * 3
+    x = base[xo : xo + M * K].reshape(M, K)
+    if M * K > 8:
+        x[0, 1], x[1, :], x[-1, 2] = np.nan, -np.inf, np.inf
+    shape = (M,) if op == "logsumexp" else (M, K)
+    obase = np.zeros(oo + int(np.prod(shape)) + 3, dtype)
+    out = host.view(obase, obase[oo : oo + int(np.prod(shape))].reshape(shape))
+    keys = []
+    run = be.rt.run
+    monkeypatch.setattr(be.rt, "run", lambda *a, **k: keys.append(a[0]) or run(*a, **k))
+    be.fused(op, (host.view(base, x),), out, {})
+    words = vec4 and dtype == "float32" and K % 4 == xo % 4 == 0 and (op == "logsumexp" or oo % 4 == 0)
+    assert keys == [("rows", op, dtype, dtype, 4 if words else 1)]
+    want = _rows_reference(op, x).astype(dtype)
+    rtol = {"float16": 2e-3, "float32": 2e-6, "float64": 1e-13}[dtype]
+    got = be.to_host(whole(out, obase))
+    np.testing.assert_allclose(got[oo : oo + want.size].reshape(shape), want, rtol=rtol, atol=rtol, equal_nan=True)
+    assert not got[:oo].any() and not got[oo + want.size :].any()
 
 
 MATMUL = {

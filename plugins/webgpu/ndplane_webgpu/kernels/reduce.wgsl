@@ -3,17 +3,31 @@
 //                C elements and combining its 256 partials in a workgroup-memory tree. With
 //                G == 1 it writes out[m]; with G > 1 it writes the partial (value bits, index)
 //                of its chunk to S / SI, and reduce_final combines the G partials of each row.
+//                With P[9] = 1 it reads 16-byte words of A4 (a 32-bit dtype, x_stride1 = 1, each
+//                row and chunk start on the 16-byte grid).
 //   reduce_rows: one thread per row (and chunk of C elements when G > 1), a sequential
 //                fold; for many short rows and for rows adjacent in memory (column sums),
 //                where neighbouring threads then read neighbouring words. With G > 1,
 //                reduce_rows_final folds each row's G partials, one thread per row.
+//   reduce_cols4: reduce_rows for rows adjacent in memory (x_stride0 = +-1) of a 32-bit dtype
+//                whose every row start x_stride1 apart keeps the 16-byte grid: a thread per
+//                vec4 word of a row (and chunk), folding four rows at once from 16-byte loads.
+//                Its rows are the elements lo .. lo + M - 1 of each column (lo = x_offset, or
+//                x_offset - (M - 1) when x_stride0 = -1, then row m is element M - 1 - m);
+//                word q holds elements 4q - SHIFT .. 4q + 3 - SHIFT from lo, those outside
+//                0 .. M - 1 are read (they lie in the buffer) but never written.
 //
 // Bindings:
-//   0  P    params (u32): [M, K, x_offset, x_stride0, x_stride1, out_offset, out_stride, G, C]
+//   0  P    params (u32): [M, K, x_offset, x_stride0, x_stride1, out_offset, out_stride, G, C,
+//           (main) words?, or (reduce_cols4) WORD0 = (lo - SHIFT) / 4, x_stride1 / 4,
+//           SHIFT = lo % 4, flip (x_stride0 = -1), Q = words a row: ceil((SHIFT + M) / 4)]
 //   1  OUT  (M,) STRIDED, dtype of the result (sum/prod accumulate in its compute type)
 //   2  A    x: STRIDED in both axes
-//   3  S    (M * G * 4) u32 scratch: partial values (bits of $ACC, four words each) (G > 1)
+//   3  S    (M * G) vec4<u32> scratch: partial values (bits of $ACC)  (only when G > 1)
 //   4  SI   (M * G) u32 scratch: partial indices                    (only when G > 1)
+//           reduce_rows* keep row m's partial of chunk g at g * M + m (neighbouring threads,
+//           neighbouring partials), main / reduce_final at m * G + g.
+//   5  A4   x as vec4<u32> words (reduce_cols4, instead of A; main: beside A, read when P[9] = 1)
 // Each thread folds elements t, t+256, ... of its chunk, then the 256 partials are
 // combined pairwise. Partials carry an index (argmax/argmin, and "empty" = 0xffffffff
 // for max/min, which have no identity); ties keep the lower index, so the result is
@@ -22,8 +36,9 @@ $COMMON
 
 @group(0) @binding(0) var<storage, read> P: array<u32>;
 $DECLS
-@group(0) @binding(3) var<storage, read_write> S: array<u32>;
+@group(0) @binding(3) var<storage, read_write> S: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read_write> SI: array<u32>;
+@group(0) @binding(5) var<storage, read> A4: array<vec4<u32>>;
 
 $FUNCS
 
@@ -40,8 +55,8 @@ $BETTER
 
 fn to_bits(v: $ACC) -> vec4<u32> { return $TO_BITS; }
 fn from_bits(w: vec4<u32>) -> $ACC { return $FROM_BITS; }
-fn put_partial(i: u32, v: $ACC) { let b = to_bits(v); S[4u * i] = b.x; S[4u * i + 1u] = b.y; S[4u * i + 2u] = b.z; S[4u * i + 3u] = b.w; }
-fn partial(i: u32) -> $ACC { return from_bits(vec4<u32>(S[4u * i], S[4u * i + 1u], S[4u * i + 2u], S[4u * i + 3u])); }
+fn put_partial(i: u32, v: $ACC) { S[i] = to_bits(v); }
+fn partial(i: u32) -> $ACC { return from_bits(S[i]); }
 
 // Combines the 256 (sv, si) partials into sv[0], si[0]; call from uniform control flow.
 fn tree(t: u32) {
@@ -64,16 +79,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let k1 = min(P[1], k0 + P[8]);
   let base = i32(P[2]) + i32(row) * bitcast<i32>(P[3]);
   let s1 = bitcast<i32>(P[4]);
-  var acc: $ACC = $IDENTITY;
-  var idx: u32 = $IDENTITY_INDEX;
-  if (row < P[0]) {
+  var f = Fold($IDENTITY, $IDENTITY_INDEX);
+  if (row < P[0] && P[9] != 0u) {
+    // Elements e .. e + 3 from one 16-byte word: thread t takes words t, t + 256, ... of the chunk.
+    for (var e = k0 + 4u * t; e < k1; e = e + 1024u) {
+      let x4 = A4[(u32(base) + e) / 4u];
+      f = fold(f, lane(x4.x), e);
+      if (e + 1u < k1) { f = fold(f, lane(x4.y), e + 1u); }
+      if (e + 2u < k1) { f = fold(f, lane(x4.z), e + 2u); }
+      if (e + 3u < k1) { f = fold(f, lane(x4.w), e + 3u); }
+    }
+  } else if (row < P[0]) {
     for (var k = k0 + t; k < k1; k = k + 256u) {
       let v: $ACC = $LOAD;
-      $FOLD
+      f = fold(f, v, k);
     }
   }
-  sv[t] = acc;
-  si[t] = idx;
+  sv[t] = f.acc;
+  si[t] = f.idx;
   tree(t);
   if (t == 0u && row < P[0]) {
     if (G == 1u) {
@@ -131,14 +154,69 @@ fn reduce_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     let v: $ACC = $LOAD;
     $FOLD
   }
-  if (G > 1u) {
-    put_partial(row * G + g, acc);
-    SI[row * G + g] = idx;
+  finish_row(row, g, acc, idx);
+}
+
+// Row `row`'s fold over chunk g: its result (G == 1) or its partial.
+fn finish_row(row: u32, g: u32, acc: $ACC, idx: u32) {
+  if (P[7] > 1u) {
+    put_partial(g * P[0] + row, acc);
+    SI[g * P[0] + row] = idx;
     return;
   }
   let rv = acc;
   let ri = idx;
   st_OUT(i32(P[5]) + i32(row) * bitcast<i32>(P[6]), $RESULT);
+}
+
+// (acc, idx) after folding element k, of value v, into them.
+struct Fold { acc: $ACC, idx: u32 }
+fn fold(a: Fold, v: $ACC, k: u32) -> Fold {
+  var acc = a.acc;
+  var idx = a.idx;
+  $FOLD
+  return Fold(acc, idx);
+}
+
+// An element of A4's words as $ACC (a stand-in for dtypes reduce_cols4 does not take).
+fn lane(w: u32) -> $ACC { return $LANE; }
+
+@compute @workgroup_size(256)
+fn reduce_cols4(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  // Thread (g, q) = (tid / Q, tid % Q): neighbouring threads read neighbouring words.
+  let tid = gid.x + gid.y * nwg.x * 256u;
+  let Q = P[13];
+  if (tid >= Q * P[7]) { return; }
+  let q = u_mod(tid, Q);
+  let g = tid / Q;
+  let k0 = g * P[8];
+  let k1 = min(P[1], k0 + P[8]);
+  let w0 = i32(P[9]) + i32(q);
+  let ws = bitcast<i32>(P[10]);
+  // NOTE: four named partials, not an array: a dynamically indexed array may live in memory.
+  var f0 = Fold($IDENTITY, $IDENTITY_INDEX);
+  var f1 = f0;
+  var f2 = f0;
+  var f3 = f0;
+  for (var k = k0; k < k1; k = k + 1u) {
+    let w = A4[w0 + i32(k) * ws];
+    f0 = fold(f0, lane(w.x), k);
+    f1 = fold(f1, lane(w.y), k);
+    f2 = fold(f2, lane(w.z), k);
+    f3 = fold(f3, lane(w.w), k);
+  }
+  finish_lane(q, 0u, g, f0);
+  finish_lane(q, 1u, g, f1);
+  finish_lane(q, 2u, g, f2);
+  finish_lane(q, 3u, g, f3);
+}
+
+// reduce_cols4's lane l of word q, when it holds a row (j: its element from lo).
+fn finish_lane(q: u32, l: u32, g: u32, f: Fold) {
+  let j = i32(4u * q + l) - i32(P[11]);
+  if (j >= 0 && j < i32(P[0])) {
+    finish_row(select(u32(j), P[0] - 1u - u32(j), P[12] != 0u), g, f.acc, f.idx);
+  }
 }
 
 @compute @workgroup_size(256)
@@ -149,8 +227,8 @@ fn reduce_rows_final(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
   var acc: $ACC = $IDENTITY;
   var idx: u32 = $IDENTITY_INDEX;
   for (var g = 0u; g < G; g = g + 1u) {
-    let v = partial(row * G + g);
-    let k = SI[row * G + g];
+    let v = partial(g * P[0] + row);
+    let k = SI[g * P[0] + row];
     $FOLD
   }
   let rv = acc;

@@ -7,6 +7,10 @@
 // max, -inf - -inf = nan). float16 is computed in float32 and rounded once; float64 in $$ACC = f64
 // (the f_* helpers renamed to their float64 twins, exp and log from f64math.wgsl).
 //
+// A thread takes V adjacent elements at a time (ld_X, st_X, the lanes_* folds): V = 4 reads
+// (and, for softmax and log_softmax, writes) float32 as 16-byte words, where K and both
+// offsets are multiples of 4; else V = 1.
+//
 // Bindings:
 //   0  P    params (u32): [M, K, x_offset, out_offset]
 //   1  OUT  (M, K) or (M,), C-contiguous
@@ -16,6 +20,8 @@ $COMMON
 
 @group(0) @binding(0) var<storage, read> P: array<u32>;
 $DECLS
+
+const V: u32 = $V;
 
 $FUNCS
 
@@ -51,13 +57,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let row = wid.x + wid.y * nwg.x;
   let live = row < P[0];  // NOTE: no early return: the barriers below need every thread
   let K = select(0u, P[1], live);
-  let base = i32(P[2] + row * K);
+  let base = P[2] + row * K;
   var m = f_neg(f_inf());
-  for (var k = t; k < K; k = k + 256u) { m = f_maximum(m, ld_A(base + i32(k))); }
+  for (var k = V * t; k < K; k = k + V * 256u) { m = f_maximum(m, lanes_max(ld_X(base + k))); }
   m = tree_max(t, m);
 $SHIFT
   var s: $ACC = 0.0;
-  for (var k = t; k < K; k = k + 256u) { s = s + f_exp(ld_A(base + i32(k)) - m); }
+  for (var k = V * t; k < K; k = k + V * 256u) { s = s + lanes_sum_exp(ld_X(base + k), m); }
   s = tree_sum(t, s);
 $RESULT
 }
