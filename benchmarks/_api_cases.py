@@ -384,6 +384,10 @@ def _tables() -> list[Case]:
              lambda t, x: t.unbind(x, 0)),
         Case("diff axis=-1", "manipulation", "x", lambda m, x: m.diff(x, axis=-1), SAME, lambda t, x: t.diff(x, dim=-1)),
         Case("clip", "elementwise", "x", lambda m, x: m.clip(x, -1.0, 1.0), SAME, SAME),
+        # pow with a Python scalar: what x ** 2 in a loss or a variance costs (a square, not exp(2 log x))
+        Case("x ** 2", "elementwise", "x", lambda m, x: x**2, SAME, SAME, func="pow"),
+        Case("x ** 0.5", "elementwise", "x", lambda m, x: x**0.5, SAME, SAME, domain=(0, 100), func="pow"),
+        Case("x ** 3", "elementwise", "x", lambda m, x: x**3, SAME, SAME, func="pow"),
         Case("positive", "elementwise", "x", lambda m, x: m.positive(x), SAME, None),
         Case("astype to the other float", "elementwise", "x_dt", lambda m, x, dt: m.astype(x, dt), SAME,
              lambda t, x, dt: x.to(dt)),

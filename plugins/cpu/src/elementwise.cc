@@ -94,6 +94,21 @@ template <class Op, class T>
                     return;
                 }
             }
+            if constexpr (std::is_same_v<Op, ops::pow> && std::is_floating_point_v<T>) {
+                // NOTE: x ** 2, x ** 0.5, x ** 3 as NumPy and PyTorch run them (ops.h, pow_square).
+                if (bv == T(2)) {
+                    for (int64_t i = 0; i < n; ++i) O[i] = ops::pow_square(A[i]);
+                    return;
+                }
+                if (bv == T(0.5)) {
+                    for (int64_t i = 0; i < n; ++i) O[i] = ops::pow_root(A[i]);
+                    return;
+                }
+                if (bv == T(3)) {
+                    for (int64_t i = 0; i < n; ++i) O[i] = ops::pow_cube(A[i]);
+                    return;
+                }
+            }
             for (int64_t i = 0; i < n; ++i) O[i] = ops::apply2<Op, T>(at(A, i), bv);
             return;
         }

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from cpu_helpers import COMPLEX, DTYPES, FLOATS, INTS, assert_close
@@ -169,6 +172,55 @@ def test_negative_integer_powers(h):
     out = h.empty(a.shape, ndplane.int32)
     h.be.binary("pow", h.put(a), h.put(b), out)
     np.testing.assert_array_equal(h.get(out), want)
+
+
+@pytest.mark.parametrize("dtype", [ndplane.float16, ndplane.float32, ndplane.float64], ids=lambda d: d.name)
+def test_real_pow_signs_and_fast_exponents(h, dtype):
+    """pow of real floats as C99 Annex F (the Array API's special cases) on every road -- Python
+    scalar, exponent array, strided operands: negative bases through pow(|a|, b) with the sign
+    of odd integer exponents, NaN for non-integers. A scalar 2 is x * x bit for bit, 3 within
+    1 ulp of the exact cube."""
+    nan, inf = float("nan"), float("inf")
+    bases = [0.0, -0.0, inf, -inf, nan, 1.0, -1.0, -2.5, 2.5, 0.75, -0.75, 3.0, -3.0, 1e-3, -7.0]
+    exps = [2.0, 0.5, 3.0, -3.0, -1.0, -2.0, 0.0, 1.0, 2.5, -0.5, inf, -inf, nan, 1e30, 9.0]
+    np_dt = dtype.dtype
+    a = np.array(bases, np_dt)
+    for e in exps:
+        with np.errstate(all="ignore"):
+            want = np.array([math_pow(float(x), e) for x in a], np_dt)
+        b = np.full(a.shape, e, np_dt)
+        roads = {
+            "scalar": (h.put(a), np_dt.type(e).item()),
+            "exponent array": (h.put(a), h.put(b)),
+            "strided": (h.put(np.repeat(a, 2)[::2]), h.put(np.repeat(b, 3)[::3])),
+        }
+        for road, operands in roads.items():
+            out = h.empty(a.shape, dtype)
+            h.be.binary("pow", *operands, out)
+            got = h.get(out)
+            for x, g, w in zip(a, got, want):
+                assert (np.isnan(g) and np.isnan(w)) or (g == w and np.signbit(g) == np.signbit(w)) or (
+                    np.isfinite(w) and abs(float(g) - float(w)) <= 4 * float(np.spacing(np_dt.type(abs(w))))
+                ), f"pow({x!r}, {e!r}) {dtype.name} {road}: {g!r}, want {w!r}"
+    x = (np.random.default_rng(7).standard_normal((40, 33)) * 3).astype(np_dt)
+    out = h.empty(x.shape, dtype)
+    h.be.binary("pow", h.put(x), 2.0, out)
+    assert h.get(out).tobytes() == (x * x).tobytes()  # the correctly rounded square, bit for bit
+    h.be.binary("pow", h.put(x), 3.0, out)
+    exact = np.array([float(Fraction(float(v)) ** 3) for v in x.reshape(-1)]).astype(np_dt).reshape(x.shape)
+    ulps = np.abs(h.get(out).astype(np.float64) - exact) / np.spacing(np.abs(exact)).astype(np.float64)
+    assert ulps.max() <= 1.0 and (ulps == 0).mean() > 0.98, f"x ** 3 {dtype.name}: {ulps.max()} ulp"
+
+
+def math_pow(x: float, e: float) -> float:
+    """C99's pow in float64 (Python's math.pow raises where C returns inf or NaN)."""
+    odd = math.isfinite(e) and e == int(e) and int(e) % 2 == 1
+    try:
+        return math.pow(x, e)
+    except ValueError:  # a pole (0 ** negative) or a negative base with a non-integer exponent
+        return (math.copysign(float("inf"), x) if odd else float("inf")) if x == 0 else float("nan")
+    except OverflowError:
+        return math.copysign(float("inf"), x) if odd else float("inf")
 
 
 def test_every_op_has_every_dtype_numpy_has(h):
