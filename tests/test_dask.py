@@ -231,6 +231,20 @@ def test_chunks_travel_with_their_device(client: Any) -> None:
     assert len(buffers) == 1 and pickle.loads(data, buffers=buffers).device == "numpy:1"
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_large_chunks_travel_in_shards(device: str) -> None:
+    """distributed cuts a frame into shards along its memoryview's first axis: the out-of-band
+    buffer is flat bytes, so a 2-D chunk goes in equal shards, as a NumPy chunk does."""
+    from distributed.protocol.serialize import merge_and_deserialize, serialize_and_split
+
+    host, x = _data(device, (64, 48))
+    header, frames = serialize_and_split(x[::-1, 1:], size=4096)  # a view: sent as its own values
+    payload = [f.nbytes for f in map(memoryview, frames)][1:]
+    assert payload == [4096] * 5 + [64 * 47 * 8 - 5 * 4096]
+    got = merge_and_deserialize(header, [bytearray(f) for f in frames])
+    _check(got, host[::-1, 1:], device)
+
+
 def test_to_backend_numpy_is_the_explicit_copy() -> None:
     d = da.from_array(nd.arange(4.0, device="numpy"), chunks=2)
     n = d.to_backend("numpy")

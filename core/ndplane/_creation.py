@@ -412,8 +412,12 @@ def reduce_ex(x: Array, protocol: int) -> tuple[Any, ...]:
     # NOTE: on a host-resident backend a contiguous array is pickled from its own memory (to_host's
     # view keeps the buffer alive, as for numpy.asarray): protocol 5 sends it without a copy.
     host = np.ascontiguousarray(backend.to_host(x._ref)) if "host" in backend.capabilities else x.to_numpy()
-    # NOTE: NumPy's stubs declare ndarray a Buffer only for Python >= 3.12 (ndarray.__buffer__).
-    data: Any = pickle.PickleBuffer(host) if protocol >= 5 else host  # type: ignore[arg-type]
+    # NOTE: the out-of-band buffer is flat bytes, as NumPy's own Dask serializer sends: distributed
+    # cuts frames into 64 MiB shards along a memoryview's first axis, which for an (8000, 8000)
+    # buffer was one 512 MB shard and seven empty ones. NumPy's stubs declare ndarray a Buffer
+    # only for Python >= 3.12 (ndarray.__buffer__).
+    flat = host.reshape(-1).view(np.uint8)
+    data: Any = pickle.PickleBuffer(flat) if protocol >= 5 else host  # type: ignore[arg-type]
     return (_unpickle, (data, x.dtype.name, x.shape, str(x.device)))
 
 
