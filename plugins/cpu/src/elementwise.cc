@@ -10,6 +10,17 @@
 namespace ndp::NDP_ISA {
 namespace {
 
+// NDP_WIDE_ATTR: 512-bit vectors for one function where the build targets AVX-512 (x86-64-v4).
+// This file is compiled with 256-bit vectors there (CMakeLists.txt: 512-bit ones made float32
+// mul and broadcast add 4-5 % slower), but a loop bound by libmvec's calls gains from its 16-wide
+// variants (pow float32 1.6x faster on one thread): the loops of those ops (ops::math_bound) are
+// the _wide copies below, the same inline body under GCC's prefer-vector-width attribute.
+#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
+#define NDP_WIDE_ATTR __attribute__((target("prefer-vector-width=512")))
+#else
+#define NDP_WIDE_ATTR
+#endif
+
 // NOTE: a bool element is read as a byte compared with 0 (the same value): GCC 12 does not
 // vectorise loops that load `bool`s (logical_not of 10^6 bools: 560 us, NumPy 22 us), but
 // it does vectorise byte loads.
@@ -35,7 +46,7 @@ template <class Op, class T, class R>
 // 1.0; NumPy's tolerance is 2). So every layout gives the same results, bit for bit, and a
 // transposed operand runs at vector speed too.
 template <class Op, class T>
-void unary_loop(const char* x, int64_t sx, char* o, int64_t so, int64_t n) {
+[[gnu::always_inline]] inline void unary_run(const char* x, int64_t sx, char* o, int64_t so, int64_t n) {
     using R = decltype(ops::apply1<Op, T>(T{}));
     if constexpr (is_float_v<T> && std::is_arithmetic_v<R>) {
         alignas(64) T xb[UNARY_BLOCK];
@@ -122,9 +133,22 @@ template <class Op, class T>
         st<R>(o + i * so, ops::apply2<Op, T>(ld<T>(a + i * sa), ld<T>(b + i * sb)));
 }
 
+// The loops the kernel tables hold: one body each, the _wide copies for ops::math_bound ops.
 template <class Op, class T>
-void binary_loop(const char* a, int64_t sa, const char* b, int64_t sb, char* o, int64_t so,
-                 int64_t n) {
+void unary_loop(const char* x, int64_t sx, char* o, int64_t so, int64_t n) {
+    unary_run<Op, T>(x, sx, o, so, n);
+}
+template <class Op, class T>
+NDP_WIDE_ATTR void unary_loop_wide(const char* x, int64_t sx, char* o, int64_t so, int64_t n) {
+    unary_run<Op, T>(x, sx, o, so, n);
+}
+template <class Op, class T>
+void binary_loop(const char* a, int64_t sa, const char* b, int64_t sb, char* o, int64_t so, int64_t n) {
+    binary_run<Op, T>(a, sa, b, sb, o, so, n);
+}
+template <class Op, class T>
+NDP_WIDE_ATTR void binary_loop_wide(const char* a, int64_t sa, const char* b, int64_t sb, char* o, int64_t so,
+                                    int64_t n) {
     binary_run<Op, T>(a, sa, b, sb, o, so, n);
 }
 
@@ -133,10 +157,21 @@ void binary_loop(const char* a, int64_t sa, const char* b, int64_t sb, char* o, 
 // NOTE: the inner loop is inlined, not called per row: a 1000 x 1000 broadcast add
 // spent about a tenth of its time on the call and stride tests of 1000 calls.
 template <class Op, class T>
-void binary_rows_loop(const char* a, int64_t sa0, int64_t sa, const char* b, int64_t sb0, int64_t sb,
-                      char* o, int64_t so0, int64_t so, int64_t rows, int64_t n) {
+[[gnu::always_inline]] inline void binary_rows_run(const char* a, int64_t sa0, int64_t sa, const char* b,
+                                                   int64_t sb0, int64_t sb, char* o, int64_t so0, int64_t so,
+                                                   int64_t rows, int64_t n) {
     for (int64_t r = 0; r < rows; ++r)
         binary_run<Op, T>(a + r * sa0, sa, b + r * sb0, sb, o + r * so0, so, n);
+}
+template <class Op, class T>
+void binary_rows_loop(const char* a, int64_t sa0, int64_t sa, const char* b, int64_t sb0, int64_t sb,
+                      char* o, int64_t so0, int64_t so, int64_t rows, int64_t n) {
+    binary_rows_run<Op, T>(a, sa0, sa, b, sb0, sb, o, so0, so, rows, n);
+}
+template <class Op, class T>
+NDP_WIDE_ATTR void binary_rows_loop_wide(const char* a, int64_t sa0, int64_t sa, const char* b, int64_t sb0,
+                                         int64_t sb, char* o, int64_t so0, int64_t so, int64_t rows, int64_t n) {
+    binary_rows_run<Op, T>(a, sa0, sa, b, sb0, sb, o, so0, so, rows, n);
 }
 
 template <class From, class To>
@@ -280,7 +315,10 @@ void fill_elementwise(Kernels& k) {
         using T = typename dt_type<D>::type;
 #define X(name)                                                                        \
     if constexpr (ops::name::ok<T>) {                                                  \
-        k.unary[ops::u_##name][D] = unary_loop<ops::name, T>;                          \
+        if constexpr (ops::math_bound<ops::name>)                                      \
+            k.unary[ops::u_##name][D] = unary_loop_wide<ops::name, T>;                 \
+        else                                                                           \
+            k.unary[ops::u_##name][D] = unary_loop<ops::name, T>;                      \
         k.unary_out[ops::u_##name][D] =                                                \
             dtype_code<decltype(ops::apply1<ops::name, T>(T{}))>();                     \
     } else {                                                                           \
@@ -291,8 +329,13 @@ void fill_elementwise(Kernels& k) {
 #undef X
 #define X(name)                                                                        \
     if constexpr (ops::name::ok<T>) {                                                  \
-        k.binary[ops::b_##name][D] = binary_loop<ops::name, T>;                        \
-        k.binary_rows[ops::b_##name][D] = binary_rows_loop<ops::name, T>;              \
+        if constexpr (ops::math_bound<ops::name>) {                                    \
+            k.binary[ops::b_##name][D] = binary_loop_wide<ops::name, T>;               \
+            k.binary_rows[ops::b_##name][D] = binary_rows_loop_wide<ops::name, T>;     \
+        } else {                                                                       \
+            k.binary[ops::b_##name][D] = binary_loop<ops::name, T>;                    \
+            k.binary_rows[ops::b_##name][D] = binary_rows_loop<ops::name, T>;          \
+        }                                                                              \
         k.binary_out[ops::b_##name][D] =                                               \
             dtype_code<decltype(ops::apply2<ops::name, T>(T{}, T{}))>();                \
     } else {                                                                           \

@@ -605,6 +605,18 @@ NDP_END
 #undef NDP_OP
 #undef NDP_END
 
+// The ops whose float loops are bound by libmvec's calls, not by memory: the x86-64-v4 build runs
+// their loops with 512-bit vectors (libmvec's 16-wide float variants), the rest with 256-bit ones
+// (elementwise.cc says why).
+#define NDP_MATH_BOUND_OPS(X)                                                                \
+    X(acos) X(acosh) X(asin) X(asinh) X(atan) X(atanh) X(cos) X(cosh) X(exp) X(expm1) X(log)  \
+    X(log1p) X(log2) X(log10) X(sigmoid) X(sin) X(sinh) X(tan) X(tanh) X(atan2) X(hypot)      \
+    X(logaddexp) X(logaddexp2) X(pow)
+template <class Op> constexpr bool math_bound = false;
+#define X(name) template <> constexpr bool math_bound<name> = true;
+NDP_MATH_BOUND_OPS(X)
+#undef X
+
 // Applies Op to storage values, computing float16 in float.
 template <class Op, class T> inline auto apply1(T x) {
     if constexpr (is_f16_v<T>) {
