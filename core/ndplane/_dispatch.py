@@ -594,6 +594,25 @@ def fused_reduce(op: str, x: Array, axes: tuple[int, ...], result: _dtypes.DType
     return out
 
 
+def bounds(x: Array) -> tuple[int, int]:
+    """The minimum and maximum of a non-empty integer ``x`` as Python ints (an index bounds
+    check): one ``fused:minmax`` call and one read where the backend declares it, else a ``min``
+    and a ``max`` reduction."""
+    st = x._storage
+    backend = st.backend
+    if "fused:minmax" not in backend.capabilities:
+        axes = tuple(range(x.ndim))
+        return int(reduce("min", x, axes, x.dtype)), int(reduce("max", x, axes, x.dtype))
+    r = x._ref
+    _, m, k, moved = _layout.reduce_layout(r.shape, r.strides, tuple(range(x.ndim)))
+    out = _out(st.device, backend, r.dtype, (2,), 2)
+    keep: list[Array] = []
+    src = _as_2d(x, backend, m, k, keep, moved)
+    backend.fused("minmax", (src,), Ref(out._ref.buffer, r.dtype, (1, 2), (2, 1), 0, 2, True), {})
+    lo, hi = out.tolist()
+    return int(lo), int(hi)
+
+
 def move_axes_last(x: Array, axes: tuple[int, ...]) -> tuple[Array, tuple[int, ...], tuple[int, ...]]:
     """A view of ``x`` with ``axes`` moved to the end; returns (view, kept shape, moved shape)."""
     r = x._ref

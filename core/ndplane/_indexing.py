@@ -14,7 +14,6 @@ from ._array import Array, check_array
 from ._creation import arange, zeros
 from ._manipulation import broadcast_to, expand_dims, moveaxis, reshape
 from ._statistical import cumulative_sum
-from ._statistical import max as _max
 from ._statistical import min as _min
 from ._statistical import sum as _sum
 from .backend.base import Ref
@@ -88,7 +87,7 @@ def normalize_indices(indices: Array, n: int, name: str) -> Array:
     in the device's indexing dtype."""
     index_dtype = indices.device.backend.default_dtypes["indexing"]
     if indices.size:
-        lo, hi = int(_min(indices)), int(_max(indices))
+        lo, hi = _dispatch.bounds(indices)
         if lo < -n or hi >= n:
             bad = lo if lo < -n else hi
             raise IndexError(f"{name}: index {bad} is out of bounds for size {n}.")

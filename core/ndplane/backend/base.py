@@ -286,6 +286,10 @@ class Backend:
           ``inputs = (x,)`` with ``x`` (M, K) of any dtype, laid out as :meth:`reduce`'s ``x``
           (any strides on ``strided`` backends); ``out`` (M,) of the default integer dtype: the
           number of nonzero elements of each row (NaN counts; ``-0.0`` does not).
+        - ``minmax`` (the bounds check of integer indices -- ``take``, ``x[int array]`` -- in
+          one call instead of a ``min`` and a ``max`` reduction): ``inputs = (x,)`` with ``x``
+          (M, K), ``K >= 1``, of an integer dtype, laid out as :meth:`reduce`'s ``x``; ``out``
+          (M, 2) C-contiguous of ``x``'s dtype: each row's minimum, then its maximum.
         """
         raise NotImplementedError(f"need fused {op!r}")
 

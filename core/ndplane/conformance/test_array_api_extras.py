@@ -236,6 +236,34 @@ def test_advanced_getitem_setitem(device: nd.Device, data: st.DataObject) -> Non
         h.assert_same(target, ref, dtype, exact=True)
 
 
+def test_index_bounds_of_every_integer_dtype(device: nd.Device) -> None:
+    """The bounds check of integer indices (a ``min`` and a ``max``, or one ``fused:minmax``
+    call) in every integer dtype and layout: the extremes at either end, negative indices
+    wrapped, a strided and a reversed index view, a 2-D index array; an index one past either
+    end raises IndexError naming it."""
+    n = 100
+    x = nd.asarray(np.arange(2 * n, dtype=np.float64).reshape(2, n) if nd.float64 in device.backend.dtypes
+                   else np.arange(2 * n, dtype=np.float32).reshape(2, n), device=device)  # fmt: skip
+    ref = x.to_numpy()
+    for dtype in h.supported(device, ("int", "uint")):
+        lo = 0 if dtype.kind == "uint" else -n
+        hi = min(n - 1, int(np.iinfo(dtype.dtype).max))
+        raw = np.array([hi, 3, lo, 7, 0, lo + 1, hi - 1, 5], dtype=dtype.dtype)
+        idx = nd.asarray(raw, device=device)
+        for view, want in ((idx, raw), (idx[::2], raw[::2]), (idx[::-1], raw[::-1]), (idx[1:-1], raw[1:-1])):
+            h.assert_same(nd.take(x, view, axis=1), np.take(ref, want, axis=1), x.dtype, exact=True)
+        idx2 = nd.reshape(nd.concat([idx, idx[::-1]]), (2, raw.size))
+        want2 = np.take_along_axis(ref, np.stack([raw, raw[::-1]]).astype(np.int64), axis=1)
+        h.assert_same(nd.take_along_axis(x, idx2, axis=1), want2, x.dtype, exact=True)
+        past = [n] + ([lo - 1] if dtype.kind == "int" else [])
+        for bad in past:
+            if not np.can_cast(np.min_scalar_type(bad), dtype.dtype):
+                continue
+            wrong = nd.asarray(np.concatenate([raw, np.array([bad], dtype=dtype.dtype)]), device=device)
+            with pytest.raises(IndexError, match=f"index {bad} is out of bounds"):
+                nd.take(x, wrong, axis=1)
+
+
 def test_indexing_errors(device: nd.Device) -> None:
     x = nd.zeros((3, 4), device=device)
     idx = _index_dtype(device)

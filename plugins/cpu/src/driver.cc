@@ -4,6 +4,7 @@
 #include "driver.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <new>
 
@@ -211,6 +212,30 @@ void run_count_nonzero(const View& x, const View& out) {
         throw type_error("fused count_nonzero: out must have an integer dtype; got " +
                          std::string(DT_NAME[out.dtype]) + ".");
     reduce_to_int(R_COUNT, x.dtype, x, out);
+}
+
+// fused minmax: each row's min and max (reduce's own kernels, into a scratch pair of rows),
+// written as out (M, 2): an index bounds check in one call.
+void run_minmax(const View& x, const View& out) {
+    if (x.ndim != 2 || out.ndim != 2 || out.shape[0] != x.shape[0] || out.shape[1] != 2)
+        throw std::invalid_argument("fused minmax: expected x of shape (M, K) and out of shape (M, 2).");
+    if (x.shape[1] == 0) throw std::invalid_argument("fused minmax: the rows of x are empty.");
+    if (x.dtype < I8 || x.dtype > U64)
+        throw type_error("fused minmax: x must have an integer dtype; got " + std::string(DT_NAME[x.dtype]) + ".");
+    require_dtype("fused minmax", "out", out, x.dtype);
+    if (out.strides[1] != 1 || (out.strides[0] != 2 && out.shape[0] > 1))
+        throw std::invalid_argument("fused minmax: out must be C-contiguous.");
+    const int64_t M = x.shape[0], item = ITEMSIZE[x.dtype];
+    std::unique_ptr<char[]> hold;
+    char* lo = alloc_temp(2 * M * item, hold);
+    char* hi = lo + M * item;
+    const Kernels& k = kernels();
+    k.reduce[x.dtype](R_MIN, x, lo);
+    k.reduce[x.dtype](R_MAX, x, hi);
+    for (int64_t m = 0; m < M; ++m) {
+        std::memcpy(out.data + (2 * m) * item, lo + m * item, size_t(item));
+        std::memcpy(out.data + (2 * m + 1) * item, hi + m * item, size_t(item));
+    }
 }
 
 void run_reduce(int op, const View& x, const View& out) {

@@ -23,6 +23,8 @@ void run_fill(const View& dst, const void* value);
 void run_reduce(int op, const View& x, const View& out);
 // fused count_nonzero (driver.cc): x (M, K) of any dtype and strides, out (M,) integer.
 void run_count_nonzero(const View& x, const View& out);
+// fused minmax (driver.cc): x (M, K), K >= 1, integer, any strides; out (M, 2) of x's dtype.
+void run_minmax(const View& x, const View& out);
 void run_scan(int op, const View& x, const View& out);
 void run_matmul(const View& a, const View& b, const View& out);
 void run_take(const View& x, const View& indices, const View& out);
@@ -30,7 +32,7 @@ void run_scatter_add(const View& out, const View& indices, const View& values);
 // fused take_axis / put_axis (index.cc): x or out (A, N, B), indices (K,), the other (A, K, B),
 // all C-contiguous: out[a, k, b] = x[a, indices[k], b], and out[a, indices[k], b] = values[a, k, b]
 // in place (the last k wins).
-enum IndexFused : int { FU_TAKE_AXIS = 70, FU_PUT_AXIS = 71, FU_COUNT_NONZERO = 74 };
+enum IndexFused : int { FU_TAKE_AXIS = 70, FU_PUT_AXIS = 71, FU_COUNT_NONZERO = 74, FU_MINMAX = 75 };
 void run_take_axis(const View& x, const View& indices, const View& out);
 void run_put_axis(const View& out, const View& indices, const View& values);
 void run_sort(const View& x, const View* values, const View* indices, bool descending, bool stable);

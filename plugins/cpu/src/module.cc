@@ -309,6 +309,7 @@ void init_op_tables() {
     g_fused.add("max_pool2d", FU_MAX_POOL2D);
     g_fused.add("avg_pool2d", FU_AVG_POOL2D);
     g_fused.add("count_nonzero", FU_COUNT_NONZERO);
+    g_fused.add("minmax", FU_MINMAX);
     g_linalg.kind = "linalg";
     for (int i = 0; i < NLINALG; ++i) g_linalg.add(linalg_name(i), i);
     g_scan.add("cumulative_sum", S_CUMSUM);
@@ -589,12 +590,14 @@ void py_fused_pool(int code, nb::handle inputs, nb::handle out, nb::handle param
 void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle params) {
     int code = g_fused.lookup(op.ptr());
     if (code == FU_MAX_POOL2D || code == FU_AVG_POOL2D) return py_fused_pool(code, inputs, out, params);
-    if (code == FU_COUNT_NONZERO) {
+    if (code == FU_COUNT_NONZERO || code == FU_MINMAX) {
+        const char* fn = code == FU_MINMAX ? "fused minmax" : "fused count_nonzero";
         if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 1)
-            throw type_error("fused count_nonzero: inputs must be a tuple (x,).");
+            throw type_error(std::string(fn) + ": inputs must be a tuple (x,).");
         View vx, vo;
-        parse(PyTuple_GET_ITEM(inputs.ptr(), 0), vx, "fused count_nonzero");
-        parse(out.ptr(), vo, "fused count_nonzero");
+        parse(PyTuple_GET_ITEM(inputs.ptr(), 0), vx, fn);
+        parse(out.ptr(), vo, fn);
+        if (code == FU_MINMAX) return maybe_release(vx.size, [&] { run_minmax(vx, vo); });
         return maybe_release(vx.size, [&] { run_count_nonzero(vx, vo); });
     }
     if (code == FU_TAKE_AXIS || code == FU_PUT_AXIS) return py_fused_index(code, inputs, out);

@@ -309,3 +309,35 @@ def test_pooling_float16_and_ints_take_the_generic_road(op):
         got = np.asarray(f(nd.asarray(a.astype(dt), device="cpu"), 2)).astype(np.float64)
         want = np.asarray(f(nd.asarray(a, device="cpu"), 2))
         np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d.kind in ("int", "uint")], ids=lambda d: d.name)
+@pytest.mark.parametrize("kind", LAYOUTS)
+def test_minmax(dtype, kind):
+    """fused minmax (the index bounds check): each row's extremes, every layout, a row of one."""
+    rng = np.random.default_rng(11)
+    info = np.iinfo(dtype.dtype)
+    be = nd.asarray([1], device="cpu").device.backend
+    for shape in [(4, 9), (3, 70_001), (1, 1), (6, 1)]:
+        a = rng.integers(info.min, info.max, shape, dtype=dtype.dtype, endpoint=True)
+        a[0, -1], a[-1, 0] = info.max, info.min
+        b, x = layout(a, kind)  # strided as it comes: reduce's kernels take any 2-D layout
+        out = nd.empty((shape[0], 2), dtype=dtype, device="cpu")
+        be.fused("minmax", (x._ref,), out._ref, {})
+        want = np.stack([b.min(axis=1), b.max(axis=1)], axis=1)
+        np.testing.assert_array_equal(np.asarray(out), want, err_msg=f"{shape} {kind}")
+
+
+def test_minmax_kernel_checks():
+    be = nd.asarray([1], device="cpu").device.backend
+    x = nd.asarray(np.ones((2, 3), np.float32), device="cpu")
+    i = nd.asarray(np.ones((2, 3), np.int32), device="cpu")
+    with pytest.raises(TypeError, match="integer"):
+        be.fused("minmax", (x._ref,), nd.empty((2, 2), dtype=nd.float32, device="cpu")._ref, {})
+    with pytest.raises(ValueError, match="expected"):
+        be.fused("minmax", (i._ref,), nd.empty((2, 3), dtype=nd.int32, device="cpu")._ref, {})
+    with pytest.raises(ValueError, match="empty"):
+        be.fused("minmax", (nd.empty((2, 0), dtype=nd.int32, device="cpu")._ref,),
+                 nd.empty((2, 2), dtype=nd.int32, device="cpu")._ref, {})  # fmt: skip
+    with pytest.raises(TypeError, match="dtype"):
+        be.fused("minmax", (i._ref,), nd.empty((2, 2), dtype=nd.int64, device="cpu")._ref, {})
