@@ -579,18 +579,23 @@ def _as_2d(x: Array, backend: Backend, m: int, k: int, keep: list[Array],
     return Ref(cr.buffer, cr.dtype, (m, k), (k, 1), cr.offset, m * k, True)
 
 
-def fused_reduce(op: str, x: Array, axes: tuple[int, ...], result: _dtypes.DType) -> Array:
+def fused_reduce(op: str, x: Array, axes: tuple[int, ...], result: _dtypes.DType,
+                 per_row: int | None = None) -> Array:  # fmt: skip
     """:func:`reduce` through the backend's ``fused:<op>`` (an (M, K) -> (M,) reduction that no
-    primitive is, e.g. ``count_nonzero`` of any dtype); the caller checked the capability."""
+    primitive is, e.g. ``count_nonzero`` of any dtype, or (M, K) -> (M, per_row) as ``minmax``);
+    the caller checked the capability."""
     st = x._storage
     backend = st.backend
     r = x._ref
     kept, m, k, moved = _layout.reduce_layout(r.shape, r.strides, axes)
-    out = _out(st.device, backend, result, kept, m)
+    width = () if per_row is None else (per_row,)
+    out = _out(st.device, backend, result, kept + width, m * (per_row or 1))
     if m:
         keep: list[Array] = []
         src = _as_2d(x, backend, m, k, keep, moved)
-        backend.fused(op, (src,), Ref(out._ref.buffer, result, (m,), (1,), 0, m, True), {})
+        shape = (m, *width)
+        ref = Ref(out._ref.buffer, result, shape, _layout.contiguous_strides(shape), 0, out.size, True)
+        backend.fused(op, (src,), ref, {})
     return out
 
 
@@ -598,18 +603,10 @@ def bounds(x: Array) -> tuple[int, int]:
     """The minimum and maximum of a non-empty integer ``x`` as Python ints (an index bounds
     check): one ``fused:minmax`` call and one read where the backend declares it, else a ``min``
     and a ``max`` reduction."""
-    st = x._storage
-    backend = st.backend
-    if "fused:minmax" not in backend.capabilities:
-        axes = tuple(range(x.ndim))
+    axes = tuple(range(x.ndim))
+    if "fused:minmax" not in x._storage.backend.capabilities:
         return int(reduce("min", x, axes, x.dtype)), int(reduce("max", x, axes, x.dtype))
-    r = x._ref
-    _, m, k, moved = _layout.reduce_layout(r.shape, r.strides, tuple(range(x.ndim)))
-    out = _out(st.device, backend, r.dtype, (2,), 2)
-    keep: list[Array] = []
-    src = _as_2d(x, backend, m, k, keep, moved)
-    backend.fused("minmax", (src,), Ref(out._ref.buffer, r.dtype, (1, 2), (2, 1), 0, 2, True), {})
-    lo, hi = out.tolist()
+    lo, hi = fused_reduce("minmax", x, axes, x.dtype, per_row=2).tolist()
     return int(lo), int(hi)
 
 
