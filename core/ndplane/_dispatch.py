@@ -599,6 +599,19 @@ def fused_reduce(op: str, x: Array, axes: tuple[int, ...], result: _dtypes.DType
     return out
 
 
+def fused_nonzero(x: Array, count: int, index: _dtypes.DType) -> Array:
+    """The flat positions (C order) of ``x``'s ``count`` nonzero elements, in the ``index``
+    dtype, through the backend's ``fused:nonzero``; the caller checked the capability and
+    counted them."""
+    st = x._storage
+    backend = st.backend
+    out = _out(st.device, backend, index, (count,), count)
+    if count:
+        keep: list[Array] = []
+        backend.fused("nonzero", (_as_2d(x, backend, 1, x.size, keep),), out._ref, {})
+    return out
+
+
 def bounds(x: Array) -> tuple[int, int]:
     """The minimum and maximum of a non-empty integer ``x`` as Python ints (an index bounds
     check): one ``fused:minmax`` call and one read where the backend declares it, else a ``min``

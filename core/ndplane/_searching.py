@@ -43,13 +43,17 @@ def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> A
 
 
 def flat_nonzero(x: Array) -> Array:
-    """Flat indices of the nonzero elements of ``x``, on the device, from primitives only.
+    """Flat indices of the nonzero elements of ``x``, on the device: one ``fused:nonzero``
+    call after a count where the backend declares it, else from primitives only.
 
     Each true element's rank among the true ones (an exclusive prefix sum) is where its
     flat index goes; false elements all go to one spare slot past the end.
     """
 
-    index = x.device.backend.default_dtypes["indexing"]
+    backend = x.device.backend
+    index = backend.default_dtypes["indexing"]
+    if "fused:nonzero" in backend.capabilities:
+        return _dispatch.fused_nonzero(x, int(count_nonzero(x)), index)
     flat = _manipulation.reshape(x, (-1,))
     truth = flat if flat.dtype is _dtypes.bool else _dispatch.binary("not_equal", flat, 0)
     n = flat.shape[0]

@@ -1,11 +1,12 @@
 """Set functions (Array API chapter): unique_all, unique_counts, unique_inverse, unique_values.
 
-One composite over primitives serves every backend: sort the flattened array
-(stably, keeping the permutation), mark where a new value starts (``!=`` with
-the previous one, so every NaN is its own value, as the standard asks, and
-``-0.0`` equals ``0.0``), number the groups with a cumulative sum, then gather
-the first element of each group and scatter-add ones (counts) and group
-numbers (inverse) through the permutation.
+One composite over primitives serves every backend: sort the flattened array, mark where a
+new value starts (``!=`` with the previous one, so every NaN is its own value, as the
+standard asks, and ``-0.0`` equals ``0.0``), and find the starts' positions (``nonzero``).
+The values are the sorted array at those positions and the counts their differences. Only
+``unique_inverse`` and ``unique_all`` need the sort's permutation (a stable argsort, so each
+group's first element is its first occurrence): they number the groups with a cumulative sum
+and scatter the numbers back through the permutation.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import NamedTuple
 
 from . import _creation, _dispatch, _dtypes, _indexing, _manipulation, _sorting, _statistical
 from ._array import Array, check_array
+from ._searching import flat_nonzero
 
 __all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values",
            "UniqueAllResult", "UniqueCountsResult", "UniqueInverseResult"]  # fmt: skip
@@ -42,52 +44,48 @@ class UniqueInverseResult(NamedTuple):
     inverse_indices: Array
 
 
-def _groups(x: Array) -> tuple[Array, Array, Array, Array, int]:
-    """(flat sorted values, permutation, group-start flags, group numbers, group count)."""
+def _sorted(x: Array, permuted: bool) -> tuple[Array, Array | None]:
+    """(the flattened ``x`` sorted, the permutation that sorts it stably, or None unless
+    ``permuted``)."""
 
-    index = x.device.backend.default_dtypes["indexing"]
     flat = _manipulation.reshape(x, (-1,))
-    n = flat.shape[0]
     if x.dtype.kind == "complex":
         # NOTE: complex values have no order; sort by (real, imag) lexicographically in two stable passes.
         perm = _sorting.argsort(_dispatch.unary("imag", flat), stable=True)
         perm = _indexing.take(perm, _sorting.argsort(_indexing.take(_dispatch.unary("real", flat), perm), stable=True))
-    else:
+    elif permuted:
         perm = _sorting.argsort(flat, stable=True)
-    perm = perm if perm.dtype is index else _dispatch.cast(perm, index)
-    s = _indexing.take(flat, perm)
-    first = _creation.ones((1,), dtype=_dtypes.bool, device=x.device)
-    starts = _manipulation.concat([first, _dispatch.binary("not_equal", s[1:], s[:-1])]) if n else first[:0]
-    group = _dispatch.binary("subtract", _statistical.cumulative_sum(starts, dtype=index), 1)
-    count = int(group[-1]) + 1 if n else 0
-    return s, perm, starts, group, count
-
-
-def _values(s: Array, starts: Array) -> Array:
-    return s[starts]
-
-
-def _scatter(count: int, group: Array, values: Array, like: Array) -> Array:
-    index = like.device.backend.default_dtypes["indexing"]
-    out = _creation.zeros((1, count), dtype=index, device=like.device)
-    if group.shape[0]:
-        _dispatch.scatter_add_last(out, group, _manipulation.reshape(values, (1, -1)))
-    return _manipulation.reshape(out, (-1,))
-
-
-def _counts(group: Array, count: int, x: Array) -> Array:
+    else:
+        # NOTE: values alone: no permutation to carry, so the backend's fastest sort, stable or not.
+        return _sorting.sort(flat, stable=False), None
     index = x.device.backend.default_dtypes["indexing"]
-    return _scatter(count, group, _creation.ones(group.shape, dtype=index, device=x.device), x)
+    perm = perm if perm.dtype is index else _dispatch.cast(perm, index)
+    return _indexing.take(flat, perm), perm
 
 
-def _inverse(perm: Array, group: Array, x: Array) -> Array:
-    # inverse[perm[k]] = group[k]: a scatter of the group numbers through the permutation
-    return _manipulation.reshape(_scatter(group.shape[0], perm, group, x), x.shape)
+def _starts(s: Array) -> tuple[Array, Array]:
+    """(a flag per element of the sorted ``s``: does a new value start here?, the flags' positions)."""
+    first = _creation.ones((1,), dtype=_dtypes.bool, device=s.device)
+    starts = _manipulation.concat([first, _dispatch.binary("not_equal", s[1:], s[:-1])]) if s.shape[0] else first[:0]
+    return starts, flat_nonzero(starts)
 
 
-def _first_indices(perm: Array, starts: Array) -> Array:
-    # NOTE: the sort is stable, so the first element of each group is its first occurrence.
-    return perm[starts]
+def _counts(at: Array, n: int) -> Array:
+    """Each group's length: the distances between its start ``at`` and the next one (or ``n``)."""
+    end = _creation.full((1,), n, dtype=at.dtype, device=at.device)
+    return _dispatch.binary("subtract", _manipulation.concat([at[1:], end]), at)
+
+
+def _inverse(perm: Array, starts: Array, x: Array) -> Array:
+    """Each element's group number, in ``x``'s shape: the groups numbered along the sorted
+    order (a cumulative sum of the starts), scattered back through the permutation."""
+    index = perm.dtype
+    n = perm.shape[0]
+    group = _dispatch.binary("subtract", _statistical.cumulative_sum(starts, dtype=index), 1)
+    out = _creation.zeros((1, n), dtype=index, device=x.device)
+    if n:
+        _dispatch.scatter_add_last(out, perm, _manipulation.reshape(group, (1, -1)))
+    return _manipulation.reshape(out, x.shape)
 
 
 def unique_values(x: Array, /) -> Array:
@@ -97,8 +95,8 @@ def unique_values(x: Array, /) -> Array:
     >>> nd.unique_values(nd.asarray([3, 1, 3, 2, 1])).tolist()
     [1, 2, 3]
     """
-    s, _, starts, _, _ = _groups(check_array("unique_values", x))
-    return _values(s, starts)
+    s, _ = _sorted(check_array("unique_values", x), False)
+    return _indexing.take(s, _starts(s)[1])
 
 
 def unique_counts(x: Array, /) -> UniqueCountsResult:
@@ -109,8 +107,9 @@ def unique_counts(x: Array, /) -> UniqueCountsResult:
     >>> r.values.tolist(), r.counts.tolist()
     ([1, 3], [1, 2])
     """
-    s, _, starts, group, count = _groups(check_array("unique_counts", x))
-    return UniqueCountsResult(_values(s, starts), _counts(group, count, x))
+    s, _ = _sorted(check_array("unique_counts", x), False)
+    at = _starts(s)[1]
+    return UniqueCountsResult(_indexing.take(s, at), _counts(at, s.shape[0]))
 
 
 def unique_inverse(x: Array, /) -> UniqueInverseResult:
@@ -123,8 +122,10 @@ def unique_inverse(x: Array, /) -> UniqueInverseResult:
     >>> r.values.tolist(), r.inverse_indices.tolist()
     ([1, 2, 3], [[2, 0], [2, 1]])
     """
-    s, perm, starts, group, _ = _groups(check_array("unique_inverse", x))
-    return UniqueInverseResult(_values(s, starts), _inverse(perm, group, x))
+    s, perm = _sorted(check_array("unique_inverse", x), True)
+    assert perm is not None
+    starts, at = _starts(s)
+    return UniqueInverseResult(_indexing.take(s, at), _inverse(perm, starts, x))
 
 
 def unique_all(x: Array, /) -> UniqueAllResult:
@@ -135,6 +136,9 @@ def unique_all(x: Array, /) -> UniqueAllResult:
     >>> r.values.tolist(), r.indices.tolist(), r.inverse_indices.tolist(), r.counts.tolist()
     ([4, 5], [1, 0], [1, 0, 1], [1, 2])
     """
-    s, perm, starts, group, count = _groups(check_array("unique_all", x))
-    return UniqueAllResult(_values(s, starts), _first_indices(perm, starts), _inverse(perm, group, x),
-                           _counts(group, count, x))  # fmt: skip
+    s, perm = _sorted(check_array("unique_all", x), True)
+    assert perm is not None
+    starts, at = _starts(s)
+    # NOTE: the sort is stable, so the first element of each group is its first occurrence.
+    return UniqueAllResult(_indexing.take(s, at), _indexing.take(perm, at), _inverse(perm, starts, x),
+                           _counts(at, s.shape[0]))  # fmt: skip

@@ -290,6 +290,12 @@ class Backend:
           one call instead of a ``min`` and a ``max`` reduction): ``inputs = (x,)`` with ``x``
           (M, K), ``K >= 1``, of an integer dtype, laid out as :meth:`reduce`'s ``x``; ``out``
           (M, 2) C-contiguous of ``x``'s dtype: each row's minimum, then its maximum.
+        - ``nonzero`` (``nonzero``, ``x[bool mask]``, ``unique_*``: the flat positions of the
+          nonzero elements in one pass instead of a prefix sum and a scatter): ``inputs = (x,)``
+          with ``x`` (1, K) of any dtype, laid out as :meth:`reduce`'s ``x``; ``out`` (N,)
+          C-contiguous of the indexing dtype, where the core counted N nonzero elements (NaN
+          counts; ``-0.0`` does not): the positions ``k`` of those elements, ascending. A
+          count other than N raises ``ValueError`` and writes nothing past ``out``.
         """
         raise NotImplementedError(f"need fused {op!r}")
 

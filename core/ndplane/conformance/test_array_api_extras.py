@@ -127,6 +127,27 @@ def test_unique(device: nd.Device, data: st.DataObject) -> None:
         h.assert_same(i.inverse_indices, inverse, _index_dtype(device))
 
 
+def test_unique_long(device: nd.Device) -> None:
+    """The set functions over 10^5 elements (about 8 copies of each value, in random order), in
+    every real dtype and a reversed view: sorts and position searches long enough to be split
+    across threads."""
+    rng = np.random.default_rng(9)
+    raw = rng.integers(0, 12_500, 100_000)
+    for dtype in h.supported(device, ("bool", "int", "uint", "float")):
+        ref = raw.astype(h.np_dtype(dtype))[::-1]
+        x = nd.flip(nd.asarray(ref[::-1], device=device))
+        values, index, inverse, counts = _np_unique(ref)
+        r = nd.unique_all(x)
+        h.assert_same(r.values, values, dtype, exact=True, msg=f"{dtype.name} ")
+        h.assert_same(r.indices, index, _index_dtype(device))
+        h.assert_same(r.inverse_indices, inverse, _index_dtype(device))
+        h.assert_same(r.counts, counts, _index_dtype(device))
+        c = nd.unique_counts(x)
+        h.assert_same(c.values, values, dtype, exact=True)
+        h.assert_same(c.counts, counts, _index_dtype(device))
+        h.assert_same(nd.unique_values(x), values, dtype, exact=True)
+
+
 def test_unique_nans_are_distinct(device: nd.Device) -> None:
     dt = h.supported(device, ("float",))[-1]
     x = nd.asarray(np.array([np.nan, 1.0, np.nan, -0.0, 0.0], h.np_dtype(dt)), device=device)

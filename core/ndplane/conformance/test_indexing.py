@@ -194,6 +194,28 @@ def test_nonzero(device: nd.Device, layout: h.Layout) -> None:
             h.assert_same(g, e, index_dtype, msg=f"nonzero({dtype.name}, {a.layout}): ")
 
 
+def test_nonzero_long(device: nd.Device) -> None:
+    """nonzero and ``x[mask]`` over rows long enough to be split into blocks (a kernel that
+    counts blocks, then writes each at its offset): every dtype, random and all-false and
+    all-true stretches, NaN and -0.0, a reversed and a strided view."""
+    rng = np.random.default_rng(5)
+    n = 100_003
+    for dtype in h.supported(device):
+        raw = rng.integers(0, 2, n) * rng.integers(1, 100, n)
+        raw[20_000:60_000] = 0
+        raw[70_000:90_000] = 7
+        ref = raw.astype(h.np_dtype(dtype))
+        if dtype.kind == "float":
+            ref[[5, 80_000]] = np.nan
+            ref[[6, 70_001]] = -0.0
+        x = nd.asarray(ref, device=device)
+        for view, want in ((x, ref), (x[::-1], ref[::-1]), (x[1::3], ref[1::3])):
+            h.assert_same(nd.nonzero(view)[0], np.nonzero(want)[0], h.default(device, "indexing"),
+                          msg=f"nonzero({dtype.name}) ")  # fmt: skip
+            h.assert_same(view[view != 0] if dtype.kind != "bool" else view[view], want[want != 0], dtype,
+                          exact=True, msg=f"x[mask] ({dtype.name}) ")  # fmt: skip
+
+
 @h.hyp(scale=2)
 @given(data=st.data())
 def test_where(device: nd.Device, data: st.DataObject) -> None:

@@ -159,6 +159,13 @@ template <class T> inline bool truthy(T v) {
     else return v != T(0);
 }
 
+// The truthiness of p[i]. NOTE: bools are read as bytes (elementwise.cc says why); truthiness is
+// then a byte test, which vectorises.
+template <class T> [[gnu::always_inline]] inline bool truth_at(const T* p, int64_t i) {
+    if constexpr (is_bool_v<T>) return reinterpret_cast<const uint8_t*>(p)[i] != 0;
+    else return truthy(p[i]);
+}
+
 // ---------------------------------------------------------------------------
 // Array views and errors
 // ---------------------------------------------------------------------------

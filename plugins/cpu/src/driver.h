@@ -32,9 +32,14 @@ void run_scatter_add(const View& out, const View& indices, const View& values);
 // fused take_axis / put_axis (index.cc): x or out (A, N, B), indices (K,), the other (A, K, B),
 // all C-contiguous: out[a, k, b] = x[a, indices[k], b], and out[a, indices[k], b] = values[a, k, b]
 // in place (the last k wins).
-enum IndexFused : int { FU_TAKE_AXIS = 70, FU_PUT_AXIS = 71, FU_COUNT_NONZERO = 74, FU_MINMAX = 75 };
+enum IndexFused : int {
+    FU_TAKE_AXIS = 70, FU_PUT_AXIS = 71, FU_COUNT_NONZERO = 74, FU_MINMAX = 75, FU_NONZERO = 76
+};
 void run_take_axis(const View& x, const View& indices, const View& out);
 void run_put_axis(const View& out, const View& indices, const View& values);
+// fused nonzero (index.cc): x (1, K) of any dtype and stride; out (N,) int64 gets the positions of
+// its N truthy elements in order (a different count is an error, nothing written past N).
+void run_nonzero(const View& x, const View& out);
 void run_sort(const View& x, const View* values, const View* indices, bool descending, bool stable);
 // Frees the scratch blocks the sort keeps between calls (at most 64 MiB, sort.cc).
 void release_sort_scratch();

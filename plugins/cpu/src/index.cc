@@ -1,6 +1,7 @@
 // Gather and scatter-add along the last axis, and random bits (sort.cc sorts).
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <numeric>
 #include <unordered_set>
@@ -136,8 +137,29 @@ void take_rows(const View& x, const int64_t* idx, const View& out) {
 // C-contiguous. NOTE: where an index repeats the last k wins, so only each index's last k is
 // copied (found backwards with a seen-set); the rows copied then never overlap, and are split
 // over threads in any order, whole rows at a time as take_rows does.
+template <class T> void put_small_rows(const View& out, const int64_t* idx, const View& values) {
+    const int64_t A = values.shape[0], K = values.shape[1], N = out.shape[1], B = values.shape[2];
+    const T* V = reinterpret_cast<const T*>(values.data);
+    T* O = reinterpret_cast<T*>(out.data);
+    for (int64_t a = 0; a < A; ++a, V += K * B, O += N * B)
+        for (int64_t k = 0; k < K; ++k)
+            for (int64_t b = 0; b < B; ++b) O[idx[k] * B + b] = V[k * B + b];
+}
+
 void put_rows(const View& out, const int64_t* idx, const View& values) {
     const int64_t A = values.shape[0], K = values.shape[1], N = out.shape[1];
+    const int64_t isz = ITEMSIZE[out.dtype];
+    if (values.shape[2] * isz <= 16) {
+        // NOTE: rows of a few elements (x[i] = y on a 1-D x): one pass in order, where the
+        // last k wins by itself; the seen-set and a memcpy per row cost more than the writes.
+        switch (log2_itemsize(out.dtype)) {
+            case 0: return put_small_rows<uint8_t>(out, idx, values);
+            case 1: return put_small_rows<uint16_t>(out, idx, values);
+            case 2: return put_small_rows<uint32_t>(out, idx, values);
+            case 3: return put_small_rows<uint64_t>(out, idx, values);
+            default: return put_small_rows<c128>(out, idx, values);
+        }
+    }
     std::vector<int64_t> win;
     win.reserve(size_t(K));
     if (K * 16 >= N) {
@@ -212,6 +234,66 @@ void run_take(const View& x, const View& indices, const View& out) {
         case 3: return gather<uint64_t>(x, idx, out);
         default: return gather<c128>(x, idx, out);
     }
+}
+
+namespace {
+
+// fused nonzero: out = the positions k of the truthy x[0, k], in order. Blocks of the row are
+// counted, then each writes at its offset from the counts before it (both passes threaded).
+// NOTE: each position goes into a small buffer branch-free (store, then advance by the truth):
+// a branch per element mispredicts on a random mask; the buffer keeps the store in bounds.
+template <class T> void nonzero_positions(const View& x, int64_t* out, int64_t N) {
+    constexpr int64_t BLOCK = 1 << 15, BUF = 256;
+    const int64_t K = x.shape[1], s = x.strides[1];
+    const T* X = reinterpret_cast<const T*>(x.data);
+    const int64_t nb = (K + BLOCK - 1) / BLOCK;
+    std::vector<int64_t> start(size_t(nb) + 1, 0);
+    parallel_range(nb, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+            const int64_t k1 = std::min(K, (i + 1) * BLOCK);
+            uint32_t c = 0;
+            if (s == 1)
+                for (int64_t k = i * BLOCK; k < k1; ++k) c += truth_at(X, k);
+            else
+                for (int64_t k = i * BLOCK; k < k1; ++k) c += truth_at(X, k * s);
+            start[size_t(i) + 1] = c;
+        }
+    });
+    std::partial_sum(start.begin(), start.end(), start.begin());
+    if (start[size_t(nb)] != N)
+        throw std::invalid_argument("fused nonzero: out has room for " + std::to_string(N) +
+                                    " positions but x has " + std::to_string(start[size_t(nb)]) +
+                                    " nonzero elements.");
+    parallel_range(nb, 1, [&](int64_t b, int64_t e) {
+        int64_t buf[BUF];
+        for (int64_t i = b; i < e; ++i) {
+            int64_t* o = out + start[size_t(i)];
+            const int64_t k1 = std::min(K, (i + 1) * BLOCK);
+            for (int64_t k0 = i * BLOCK; k0 < k1; k0 += BUF) {
+                const int64_t k2 = std::min(k1, k0 + BUF);
+                int64_t n = 0;
+                for (int64_t k = k0; k < k2; ++k) {
+                    buf[n] = k;
+                    n += truth_at(X, k * s);
+                }
+                std::memcpy(o, buf, size_t(n) * sizeof(int64_t));
+                o += n;
+            }
+        }
+    });
+}
+
+}  // namespace
+
+void run_nonzero(const View& x, const View& out) {
+    if (x.ndim != 2 || x.shape[0] != 1 || out.ndim != 1)
+        throw std::invalid_argument("fused nonzero: expected x of shape (1, K) and out of shape (N,).");
+    require_dtype("fused nonzero", "out", out, I64);
+    if (out.strides[0] != 1 && out.shape[0] > 1)
+        throw std::invalid_argument("fused nonzero: out must be contiguous.");
+    dispatch(x.dtype, [&](auto t) {
+        nonzero_positions<decltype(t)>(x, reinterpret_cast<int64_t*>(out.data), out.shape[0]);
+    });
 }
 
 void run_scatter_add(const View& out, const View& indices, const View& values) {

@@ -310,6 +310,7 @@ void init_op_tables() {
     g_fused.add("avg_pool2d", FU_AVG_POOL2D);
     g_fused.add("count_nonzero", FU_COUNT_NONZERO);
     g_fused.add("minmax", FU_MINMAX);
+    g_fused.add("nonzero", FU_NONZERO);
     g_linalg.kind = "linalg";
     for (int i = 0; i < NLINALG; ++i) g_linalg.add(linalg_name(i), i);
     g_scan.add("cumulative_sum", S_CUMSUM);
@@ -590,14 +591,17 @@ void py_fused_pool(int code, nb::handle inputs, nb::handle out, nb::handle param
 void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle params) {
     int code = g_fused.lookup(op.ptr());
     if (code == FU_MAX_POOL2D || code == FU_AVG_POOL2D) return py_fused_pool(code, inputs, out, params);
-    if (code == FU_COUNT_NONZERO || code == FU_MINMAX) {
-        const char* fn = code == FU_MINMAX ? "fused minmax" : "fused count_nonzero";
+    if (code == FU_COUNT_NONZERO || code == FU_MINMAX || code == FU_NONZERO) {
+        const char* fn = code == FU_MINMAX    ? "fused minmax"
+                         : code == FU_NONZERO ? "fused nonzero"
+                                              : "fused count_nonzero";
         if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 1)
             throw type_error(std::string(fn) + ": inputs must be a tuple (x,).");
         View vx, vo;
         parse(PyTuple_GET_ITEM(inputs.ptr(), 0), vx, fn);
         parse(out.ptr(), vo, fn);
         if (code == FU_MINMAX) return maybe_release(vx.size, [&] { run_minmax(vx, vo); });
+        if (code == FU_NONZERO) return maybe_release(vx.size, [&] { run_nonzero(vx, vo); });
         return maybe_release(vx.size, [&] { run_count_nonzero(vx, vo); });
     }
     if (code == FU_TAKE_AXIS || code == FU_PUT_AXIS) return py_fused_index(code, inputs, out);

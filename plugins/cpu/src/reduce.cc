@@ -215,12 +215,6 @@ std::pair<int64_t, A> arg_extreme(const char* p, int64_t n, int64_t s) {
     return arg_extreme_scalar<Max, A, T>(p, n, s);
 }
 
-// NOTE: bools are read as bytes (elementwise.cc says why); truthiness is then a byte test.
-template <class T> [[gnu::always_inline]] inline bool truth_at(const T* p, int64_t i) {
-    if constexpr (is_bool_v<T>) return reinterpret_cast<const uint8_t*>(p)[i] != 0;
-    else return truthy(p[i]);
-}
-
 // any/all of a row: a contiguous one in blocks of 1024 with no exit inside a block, so the
 // block's loop vectorises (an exit per element ran at one element per cycle).
 template <bool Any, class T> bool any_all_row(const char* p, int64_t n, int64_t s) {

@@ -1,5 +1,5 @@
 """fused take_axis / put_axis (take along a leading axis, ``x[int array] = y``), the blocked
-argmax/argmin, fused count_nonzero and the pooling kernels, through the public API against
+argmax/argmin, fused count_nonzero, minmax and nonzero and the pooling kernels, through the public API against
 NumPy, and the kernels' own checks (conformance holds pooling to its composite)."""
 
 from __future__ import annotations
@@ -123,6 +123,24 @@ def test_setitem_rows_broadcast_scalar_views_and_duplicates(dtype):
     want[[1]] = b[1]
     want[[3]] = b[3]
     np.testing.assert_array_equal(np.asarray(x), want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_setitem_small_rows(dtype):
+    """Rows of at most 16 bytes (a 1-D x, or a short last axis) take one in-order pass: every
+    dtype, repeated indices (the last wins), negative ones, along a middle axis too."""
+    rng = np.random.default_rng(17)
+    idx = rng.integers(-40, 40, 300)
+    for shape, axis in [((40,), 0), ((3, 40, 2), 1), ((40, 1), 0)]:
+        a = host(rng, shape, dtype)
+        vshape = shape[:axis] + (idx.size,) + shape[axis + 1 :]
+        v = host(rng, vshape, dtype)
+        x = nd.asarray(a, device="cpu")
+        key = (slice(None),) * axis + (nd.asarray(idx, device="cpu"),)
+        x[key] = nd.asarray(v, device="cpu")
+        want = a.copy()
+        want[(slice(None),) * axis + (idx,)] = v
+        np.testing.assert_array_equal(np.asarray(x), want, err_msg=f"{shape} axis {axis}")
 
 
 def test_setitem_rows_through_views_and_from_itself():
@@ -341,3 +359,38 @@ def test_minmax_kernel_checks():
                  nd.empty((2, 2), dtype=nd.int32, device="cpu")._ref, {})  # fmt: skip
     with pytest.raises(TypeError, match="dtype"):
         be.fused("minmax", (i._ref,), nd.empty((2, 2), dtype=nd.int64, device="cpu")._ref, {})
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("kind", LAYOUTS)
+def test_nonzero(dtype, kind):
+    """fused nonzero: the positions of the truthy elements of one row, every layout, rows of
+    many blocks (threads), of none, all-false and all-true."""
+    rng = np.random.default_rng(13)
+    be = nd.asarray([1], device="cpu").device.backend
+    for shape in [(2, 9), (3, 70_001), (1, 1), (2, 0)]:
+        a = host(rng, shape, dtype)
+        if a.size:
+            a.reshape(-1)[::3] = 0
+            a.reshape(-1)[a.size // 4 : a.size // 2] = 0
+            if dtype.kind == "float" and a.size > 2:
+                a.reshape(-1)[1], a.reshape(-1)[-1] = np.nan, -0.0
+        b, x = layout(a, kind)
+        flat = nd.reshape(x, (1, -1))  # a view where one exists (sliced, reversed), else a copy
+        want = np.flatnonzero(b)
+        out = nd.empty((want.size,), dtype=nd.int64, device="cpu")
+        be.fused("nonzero", (flat._ref,), out._ref, {})
+        np.testing.assert_array_equal(np.asarray(out), want, err_msg=f"{shape} {kind}")
+
+
+def test_nonzero_kernel_checks():
+    be = nd.asarray([1], device="cpu").device.backend
+    x = nd.asarray(np.array([[0, 1, 2, 0, 3]], np.float32), device="cpu")
+    with pytest.raises(ValueError, match="room for 2 positions but x has 3"):
+        be.fused("nonzero", (x._ref,), nd.empty((2,), dtype=nd.int64, device="cpu")._ref, {})
+    with pytest.raises(ValueError, match="room for 4 positions but x has 3"):
+        be.fused("nonzero", (x._ref,), nd.empty((4,), dtype=nd.int64, device="cpu")._ref, {})
+    with pytest.raises(TypeError, match="dtype"):
+        be.fused("nonzero", (x._ref,), nd.empty((3,), dtype=nd.int32, device="cpu")._ref, {})
+    with pytest.raises(ValueError, match="expected"):
+        be.fused("nonzero", (nd.reshape(x, (5, 1))._ref,), nd.empty((3,), dtype=nd.int64, device="cpu")._ref, {})
