@@ -12,11 +12,14 @@
 // values written are the input's own: keys are inverted, and the two blocks where that
 // loses bits (NaN payloads; zeros once a -0.0 was seen) are read from the input again.
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <bit>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <new>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -104,11 +107,14 @@ template <class Item> inline bool item_less(const Item& a, const Item& b) {
 }
 
 template <class U> struct KeyStats {
-    U any = 0, all = ONES<U>;  // OR and AND of the keys: the digits that vary
+    U any = 0, all = ONES<U>;  // OR and AND of the keys: the bits that vary
+    U lo = ONES<U>, hi = 0;    // the smallest and the largest key
     bool neg_zero = false;     // a -0.0 was seen
     void merge(const KeyStats& o) {
         any |= o.any;
         all &= o.all;
+        lo = std::min(lo, o.lo);
+        hi = std::max(hi, o.hi);
         neg_zero |= o.neg_zero;
     }
 };
@@ -119,11 +125,13 @@ template <class T, class Item>
 NDP_INLINE void make_keys(const T* x, int64_t s, int64_t b, int64_t e, sort_key_t<T> flip,
                           Item* a, KeyStats<sort_key_t<T>>& st) {
     using U = sort_key_t<T>;
-    U any = 0, all = ONES<U>, negz = 0;
+    U any = 0, all = ONES<U>, lo = ONES<U>, hi = 0, negz = 0;
     auto one = [&](int64_t i, T v) {
         const U k = U(to_key(v) ^ flip);
         any |= k;
         all &= k;
+        lo = k < lo ? k : lo;
+        hi = k > hi ? k : hi;
         if constexpr (is_float_v<T>) negz |= U(ld<U>(&v) == TOP<U>);
         if constexpr (keyed_v<Item>) a[i] = Item{k, uint32_t(i)};
         else a[i] = k;
@@ -132,69 +140,138 @@ NDP_INLINE void make_keys(const T* x, int64_t s, int64_t b, int64_t e, sort_key_
         for (int64_t i = b; i < e; ++i) one(i, x[i]);
     else
         for (int64_t i = b; i < e; ++i) one(i, x[i * s]);
-    st.merge({any, all, negz != 0});
+    st.merge({any, all, lo, hi, negz != 0});
 }
 
 // ---------------------------------------------------------------------------
 // LSD radix sort
 // ---------------------------------------------------------------------------
-// Digits of B bits, lowest first; a digit that is one value over the whole row (its bits
-// are clear in OR ^ AND of the keys) moves nothing and is skipped.
 template <class U, int B> struct Digits {
     static constexpr int bits = std::min<int>(B, 8 * sizeof(U));
     static constexpr int radix = 1 << bits;
     static constexpr int passes = (8 * int(sizeof(U)) + bits - 1) / bits;
-    static int varying(U diff, int* shift) {
-        int n = 0;
-        for (int p = 0; p < passes; ++p)
-            if ((diff >> (p * bits)) & (radix - 1)) shift[n++] = p * bits;
-        return n;
+};
+
+// The digits a radix sort moves by: windows of B bits of (key - base), lowest first. Each
+// starts B - 1 bits below the highest varying bit not yet covered (at bit 0 at the lowest:
+// windows may overlap, which keeps the order of the keys), so the highest one splits the
+// keys into 2^B buckets over their actual spread, and bits that never vary are skipped.
+template <class U, int B> struct DigitPlan {
+    using D = Digits<U, B>;
+    U base = 0;
+    int nd = 0;
+    int shift[D::passes];
+    NDP_INLINE unsigned digit(U key, int j) const { return unsigned(U(key - base) >> shift[j]) & (D::radix - 1); }
+    // The plan of the lower digits alone (the buckets of the highest one).
+    DigitPlan lower() const {
+        DigitPlan p = *this;
+        --p.nd;
+        return p;
     }
 };
 
-// Adds the counts of the digits at shift[0, nd) of a[b, e) to h (nd tables of radix).
+template <int B, class U> DigitPlan<U, B> digits_of(U base, U vary) {
+    constexpr int bits = Digits<U, B>::bits;
+    DigitPlan<U, B> p;
+    p.base = base;
+    int top[Digits<U, B>::passes];
+    while (vary) {
+        const int h = 8 * int(sizeof(U)) - 1 - std::countl_zero(vary);
+        const int s = std::max(0, h - bits + 1);
+        top[p.nd++] = s;
+        vary = s ? U(vary & U((U(1) << s) - 1)) : U(0);
+    }
+    for (int j = 0; j < p.nd; ++j) p.shift[j] = top[p.nd - 1 - j];
+    return p;
+}
+
+// The better of two plans: the keys as they are, windows over the bits that vary (OR ^ AND);
+// or the keys less the smallest, windows over the bits of the spread. NOTE: the second wins
+// for small signed integers, whose keys straddle the sign bit: all 32 bits vary, yet the
+// spread of [-2^15, 2^15) is 17 bits, 3 digits instead of 4, and the top one splits evenly.
+template <int B, class U> DigitPlan<U, B> plan_digits(const KeyStats<U>& st) {
+    const DigitPlan<U, B> as_is = digits_of<B>(U(0), U(st.any ^ st.all));
+    if (st.hi <= st.lo) return as_is;
+    const U spread = U(st.hi - st.lo);
+    const DigitPlan<U, B> shifted =
+        digits_of<B>(st.lo, U(ONES<U> >> std::countl_zero(spread)));
+    return shifted.nd <= as_is.nd ? shifted : as_is;
+}
+
+// Adds the counts of the digits of plan (all nd) of a[b, e) to h (nd tables of radix).
 template <int B, class Item>
-void histogram(const Item* a, int64_t b, int64_t e, const int* shift, int nd, uint32_t* h) {
+void histogram(const Item* a, int64_t b, int64_t e, const DigitPlan<item_key_t<Item>, B>& plan, int nd,
+               uint32_t* h) {
     constexpr int R = Digits<item_key_t<Item>, B>::radix;
     for (int64_t i = b; i < e; ++i) {
         const auto k = key_of(a[i]);
-        for (int j = 0; j < nd; ++j) ++h[j * R + ((k >> shift[j]) & (R - 1))];
+        for (int j = 0; j < nd; ++j) ++h[j * R + plan.digit(k, j)];
     }
 }
 
-// Moves src[b, e) to dst by the digit at `shift`, stably: off[d] is the next slot of d.
+// Moves src[b, e) to dst by digit j, stably: off[d] is the next slot of d.
 template <int B, class Item>
-void scatter(const Item* src, Item* dst, int64_t b, int64_t e, int shift, uint32_t* off) {
-    constexpr int R = Digits<item_key_t<Item>, B>::radix;
+void scatter(const Item* src, Item* dst, int64_t b, int64_t e, const DigitPlan<item_key_t<Item>, B>& plan,
+             int j, uint32_t* off) {
     for (int64_t i = b; i < e; ++i) {
         const Item v = src[i];
-        dst[off[(key_of(v) >> shift) & (R - 1)]++] = v;
+        dst[off[plan.digit(key_of(v), j)]++] = v;
     }
 }
 
 // Sorts a[0, n) (n < 2^32) with `tmp` of n items beside it and `hist` of passes * radix
 // counts; returns the buffer that holds the result (a or tmp). A digit with one value
-// here (diff says over the row, the count over a) moves nothing and is skipped.
+// here (the plan says over the row, the count over a) moves nothing and is skipped.
 template <int B, class Item>
-Item* radix_sort(Item* a, Item* tmp, int64_t n, item_key_t<Item> diff, uint32_t* hist) {
-    using D = Digits<item_key_t<Item>, B>;
-    int shift[D::passes];
-    const int nd = D::varying(diff, shift);
-    std::fill(hist, hist + nd * D::radix, 0u);
-    histogram<B>(a, 0, n, shift, nd, hist);
+Item* radix_sort(Item* a, Item* tmp, int64_t n, const DigitPlan<item_key_t<Item>, B>& plan, uint32_t* hist) {
+    constexpr int R = Digits<item_key_t<Item>, B>::radix;
+    const int nd = plan.nd;
+    std::fill(hist, hist + nd * R, 0u);
+    histogram<B>(a, 0, n, plan, nd, hist);
     for (int j = 0; j < nd; ++j) {
-        uint32_t* h = hist + j * D::radix;
-        if (h[(key_of(a[0]) >> shift[j]) & (D::radix - 1)] == n) continue;  // one value here
+        uint32_t* h = hist + j * R;
+        if (h[plan.digit(key_of(a[0]), j)] == n) continue;  // one value here
         uint32_t sum = 0;
-        for (int r = 0; r < D::radix; ++r) {
+        for (int r = 0; r < R; ++r) {
             const uint32_t c = h[r];
             h[r] = sum;
             sum += c;
         }
-        scatter<B>(a, tmp, 0, n, shift[j], h);
+        scatter<B>(a, tmp, 0, n, plan, j, h);
         std::swap(a, tmp);
     }
     return a;
+}
+
+// Sorts a[0, n) by plan with `tmp` of n items beside it and `hist` as radix_sort's; returns
+// the buffer that holds the result. LSD passes where the two buffers fit in cache (or two
+// digits at most are left); else one pass by the highest digit, then each bucket alike.
+// NOTE: the keys of floats of both signs straddle the sign bit, so their highest digit has a
+// handful of values (a few exponents): 10^6 float32 in [-10, 10) left 4 buckets of 2.5 * 10^5
+// items, sorted by three LSD passes each out of cache.
+template <int B, class Item>
+Item* bucket_sort(Item* a, Item* tmp, int64_t n, const DigitPlan<item_key_t<Item>, B>& plan, uint32_t* hist) {
+    constexpr int R = Digits<item_key_t<Item>, B>::radix;
+    constexpr int64_t IN_CACHE = (256 << 10) / int64_t(sizeof(Item));
+    if (n < RADIX_MIN) {
+        std::sort(a, a + n, item_less<Item>);
+        return a;
+    }
+    if (n <= IN_CACHE || plan.nd <= 2) return radix_sort<B>(a, tmp, n, plan, hist);
+    const int top = plan.nd - 1;
+    uint32_t start[R + 1] = {};
+    for (int64_t i = 0; i < n; ++i) ++start[plan.digit(key_of(a[i]), top) + 1];
+    if (start[plan.digit(key_of(a[0]), top) + 1] == n) return bucket_sort<B>(a, tmp, n, plan.lower(), hist);
+    for (int r = 0; r < R; ++r) start[r + 1] += start[r];
+    uint32_t off[R];
+    std::copy(start, start + R, off);
+    scatter<B>(a, tmp, 0, n, plan, top, off);
+    const DigitPlan<item_key_t<Item>, B> low = plan.lower();
+    for (int r = 0; r < R; ++r) {
+        Item *b = tmp + start[r], *out = bucket_sort<B>(b, a + start[r], start[r + 1] - start[r], low, hist);
+        if (out != b) std::copy(out, out + (start[r + 1] - start[r]), b);
+    }
+    return tmp;
 }
 
 // parallel_range for a body that may fail to allocate: a body must not throw, so the
@@ -217,20 +294,21 @@ template <class F> void parallel_alloc(int64_t n, int64_t grain, F&& f) {
 // lower digits by radix_sort, in cache, a bucket per thread at a time (25 % faster than
 // LSD passes over all of a 10^6 int64 argsort). Returns the buffer of the result.
 template <int B, class Item>
-Item* radix_sort_big(Item* a, Item* tmp, int64_t n, item_key_t<Item> diff, int64_t nb) {
+Item* radix_sort_big(Item* a, Item* tmp, int64_t n, const DigitPlan<item_key_t<Item>, B>& plan, int64_t nb) {
     using U = item_key_t<Item>;
     using D = Digits<U, B>;
     constexpr int R = D::radix;
-    int shift[D::passes];
-    const int nd = D::varying(diff, shift);
+    const int nd = plan.nd;
     if (nd == 0) return a;
-    const int top = shift[nd - 1];
+    DigitPlan<U, B> top = plan;  // the highest digit alone, as digit 0
+    top.shift[0] = plan.shift[nd - 1];
+    top.nd = 1;
     std::vector<uint32_t> hist(static_cast<size_t>(nb * R)), start(R + 1);
     auto lo = [&](int64_t c) { return n * c / nb; };
     parallel_range(nb, 1, [&](int64_t cb, int64_t ce) {
         for (int64_t c = cb; c < ce; ++c) {
             std::fill(&hist[c * R], &hist[c * R] + R, 0u);
-            histogram<B>(a, lo(c), lo(c + 1), &top, 1, &hist[c * R]);
+            histogram<B>(a, lo(c), lo(c + 1), top, 1, &hist[c * R]);
         }
     });
     uint32_t sum = 0;
@@ -244,16 +322,24 @@ Item* radix_sort_big(Item* a, Item* tmp, int64_t n, item_key_t<Item> diff, int64
     }
     start[R] = sum;
     parallel_range(nb, 1, [&](int64_t cb, int64_t ce) {
-        for (int64_t c = cb; c < ce; ++c) scatter<B>(a, tmp, lo(c), lo(c + 1), top, &hist[c * R]);
+        for (int64_t c = cb; c < ce; ++c) scatter<B>(a, tmp, lo(c), lo(c + 1), top, 0, &hist[c * R]);
     });
     if (nd == 1) return tmp;
-    const U low = U(diff & U((U(1) << top) - 1));
-    parallel_alloc(R, 1, [&](int64_t rb, int64_t re) {
+    const DigitPlan<U, B> low = plan.lower();
+    // NOTE: the buckets largest first, each claimed by the next free thread: keys bunch in a
+    // few buckets (10^6 floats in [0, 1) fill two, both in one thread's half of a split by
+    // bucket number, which took twice as long as when the two halves had one each).
+    std::array<uint16_t, R> order;
+    std::iota(order.begin(), order.end(), uint16_t(0));
+    std::sort(order.begin(), order.end(),
+              [&](int x, int y) { return start[x + 1] - start[x] > start[y + 1] - start[y]; });
+    std::atomic<int> next{0};
+    parallel_alloc(std::min<int64_t>(num_threads(), R), 1, [&](int64_t, int64_t) {
         std::unique_ptr<uint32_t[]> h(new uint32_t[D::passes * R]);
-        for (int64_t r = rb; r < re; ++r) {
-            Item *b = tmp + start[r], *e = tmp + start[r + 1], *out = b;
-            if (e - b < RADIX_MIN) std::sort(b, e, item_less<Item>);
-            else out = radix_sort<B>(b, a + start[r], e - b, low, h.get());
+        for (int i = next++; i < R && start[order[i] + 1] > start[order[i]]; i = next++) {
+            const int r = order[i];
+            Item *b = tmp + start[r], *e = tmp + start[r + 1];
+            Item* out = bucket_sort<B>(b, a + start[r], e - b, low, h.get());
             if (out != a + start[r]) std::copy(out, out + (e - b), a + start[r]);
         }
     });
@@ -345,8 +431,8 @@ void sort_row(const Job<T>& j, int64_t m, Item* a, Item* tmp, uint32_t* hist) {
     make_keys(j.xrow(m), j.xs, 0, n, sort_key_t<T>(j.flip), a, st);
     Item* r = a;
     if (n < RADIX_MIN) std::sort(a, a + n, item_less<Item>);
-    else if (n < BIG_ROW) r = radix_sort<B>(a, tmp, n, sort_key_t<T>(st.any ^ st.all), hist);
-    else r = radix_sort_big<B>(a, tmp, n, sort_key_t<T>(st.any ^ st.all), 1);
+    else if (n < BIG_ROW) r = radix_sort<B>(a, tmp, n, plan_digits<B>(st), hist);
+    else r = radix_sort_big<B>(a, tmp, n, plan_digits<B>(st), 1);
     write_row(j, m, r, 0, n, st.neg_zero);
     if (j.v) patch_values(j, m, r, st.neg_zero);
 }
@@ -363,7 +449,7 @@ void sort_row_parallel(const Job<T>& j, int64_t m, Item* a, Item* tmp) {
     });
     KeyStats<sort_key_t<T>> st;
     for (const auto& p : part) st.merge(p);
-    Item* r = radix_sort_big<B>(a, tmp, n, sort_key_t<T>(st.any ^ st.all), nb);
+    Item* r = radix_sort_big<B>(a, tmp, n, plan_digits<B>(st), nb);
     parallel_range(nb, 1, [&](int64_t cb, int64_t ce) {
         for (int64_t c = cb; c < ce; ++c) write_row(j, m, r, lo(c), lo(c + 1), st.neg_zero);
     });
