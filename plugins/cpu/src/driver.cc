@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <utility>
 
 namespace ndp {
 
@@ -38,6 +39,24 @@ bool is_c_contiguous(const View& v) {
         expect *= v.shape[d];
     }
     return true;
+}
+
+// The bytes [lo, hi) a non-empty view can touch.
+static std::pair<const char*, const char*> extent(const View& v) {
+    const char* lo = v.data;
+    const char* hi = v.data + v.itemsize();
+    for (int d = 0; d < v.ndim; ++d) {
+        const int64_t off = (v.shape[d] - 1) * v.strides[d] * v.itemsize();
+        (off < 0 ? lo : hi) += off;
+    }
+    return {lo, hi};
+}
+
+bool overlap(const View& a, const View* b) {
+    if (!b || a.size == 0 || b->size == 0) return false;
+    auto [alo, ahi] = extent(a);
+    auto [blo, bhi] = extent(*b);
+    return alo < bhi && blo < ahi;
 }
 
 static View contiguous_like(const View& x, int dtype, char* data) {

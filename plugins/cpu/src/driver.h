@@ -41,7 +41,15 @@ void run_put_axis(const View& out, const View& indices, const View& values);
 // its N truthy elements in order (a different count is an error, nothing written past N).
 void run_nonzero(const View& x, const View& out);
 void run_sort(const View& x, const View* values, const View* indices, bool descending, bool stable);
-// Frees the scratch blocks the sort keeps between calls (at most 64 MiB, sort.cc).
+// Scratch memory (sort.cc, for the sort and the scatter): blocks of 1 MiB and more
+// huge-page aligned, and the two last freed of at most 32 MiB kept for the next call.
+struct FreeBlock {
+    size_t cap;  // 0: from malloc
+    void operator()(void* p) const;
+};
+using Block = std::unique_ptr<void, FreeBlock>;
+Block take_block(size_t bytes);  // throws std::bad_alloc
+// Frees the scratch blocks kept between calls (at most 64 MiB, sort.cc).
 void release_sort_scratch();
 void run_fused(int op, const View& x, const View* weight, const View* bias, double eps,
                const View& out);
@@ -49,6 +57,8 @@ void run_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, const View&
 
 // Shared helpers.
 bool is_c_contiguous(const View& v);  // size-1 axes ignored; every empty view is contiguous
+// Whether the bytes two views can touch intersect (never for a null or empty one).
+bool overlap(const View& a, const View* b);
 void require_same_shape(const char* fn, const View& a, const View& b);
 void require_dtype(const char* fn, const char* what, const View& v, int dtype);
 // A C-contiguous copy of `x` converted to `dtype` (x itself when nothing changes

@@ -641,34 +641,34 @@ template <class T> void network_rows(const Job<T>& j, int64_t gb, int64_t ge) {
     for (int64_t g = gb; g < ge; ++g) network_group(j, g, keys.get(), P, vecs);
 }
 
-// Scratch memory. NOTE: blocks of 1 MiB and more are 2 MiB-aligned and advised as huge
-// pages (as memory.cc's buffers), and the two last freed of at most KEEP_MAX bytes each are
-// kept for the next sort: fresh pages cost a fault and a zeroing each, a fifth of the time of
-// an argsort of 10^6 int64 (two blocks of 16 MB). KEEP_MAX is 32 MiB, the largest freed
-// block glibc's malloc itself keeps in its heap (its dynamic mmap threshold), so the sort
-// holds at most 64 MiB nobody asked for; release_sort_scratch() (the backend's
-// empty_cache) and a failed allocation give it back. Larger rows pay the faults: beside
-// their own sort time they are a tenth or less.
+}  // namespace
+
+// Scratch memory (driver.h). NOTE: blocks of 1 MiB and more are 2 MiB-aligned and advised as
+// huge pages (as memory.cc's buffers), and the two last freed of at most KEEP_MAX bytes each
+// are kept for the next call: fresh pages cost a fault and a zeroing each, a fifth of the time
+// of an argsort of 10^6 int64 (two blocks of 16 MB). KEEP_MAX is 32 MiB, the largest freed
+// block glibc's malloc itself keeps in its heap (its dynamic mmap threshold), so at most
+// 64 MiB nobody asked for is held; release_sort_scratch() (the backend's empty_cache) and a
+// failed allocation give it back. Larger blocks pay the faults: beside the work they serve
+// they are a tenth or less.
+namespace {
 constexpr size_t HUGE_PAGE = size_t(2) << 20, KEEP_MAX = size_t(32) << 20;
 std::mutex g_kept_mutex;
 struct Kept {
     void* p;
     size_t cap;
 } g_kept[2];
+}  // namespace
 
-struct FreeBlock {
-    size_t cap;  // 0: from malloc
-    void operator()(void* p) const {
-        Kept out{p, cap};
-        if (cap && cap <= KEEP_MAX) {
-            std::lock_guard<std::mutex> lk(g_kept_mutex);
-            Kept& slot = g_kept[g_kept[1].cap < g_kept[0].cap];  // the smaller one
-            if (cap > slot.cap) std::swap(out, slot);
-        }
-        std::free(out.p);
+void FreeBlock::operator()(void* p) const {
+    Kept out{p, cap};
+    if (cap && cap <= KEEP_MAX) {
+        std::lock_guard<std::mutex> lk(g_kept_mutex);
+        Kept& slot = g_kept[g_kept[1].cap < g_kept[0].cap];  // the smaller one
+        if (cap > slot.cap) std::swap(out, slot);
     }
-};
-using Block = std::unique_ptr<void, FreeBlock>;
+    std::free(out.p);
+}
 
 Block take_block(size_t bytes) {
     if (bytes < (size_t(1) << 20)) {
@@ -697,6 +697,8 @@ Block take_block(size_t bytes) {
 #endif
     return Block(p, FreeBlock{cap});
 }
+
+namespace {
 
 template <class Item> struct Scratch {
     Block a_, tmp_, hist_;
@@ -777,24 +779,6 @@ template <class T> void compare_rows(const Job<T>& j, int64_t M, bool descending
             if (j.ix) write_positions(j, m, 0, K, [&](int64_t k) { return row[k].second; });
         }
     });
-}
-
-// The bytes [lo, hi) a view can touch.
-std::pair<const char*, const char*> extent(const View& v) {
-    const char* lo = v.data;
-    const char* hi = v.data + v.itemsize();
-    for (int d = 0; d < v.ndim; ++d) {
-        const int64_t off = (v.shape[d] - 1) * v.strides[d] * v.itemsize();
-        (off < 0 ? lo : hi) += off;
-    }
-    return {lo, hi};
-}
-
-bool overlap(const View& a, const View* b) {
-    if (!b || a.size == 0) return false;
-    auto [alo, ahi] = extent(a);
-    auto [blo, bhi] = extent(*b);
-    return alo < bhi && blo < ahi;
 }
 
 }  // namespace

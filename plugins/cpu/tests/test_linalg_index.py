@@ -113,6 +113,47 @@ def test_scatter_add_into_views(h, dtype):
         assert_close(h.get(ref), want, f"{dtype.name} {name}")
 
 
+@pytest.mark.parametrize("dtype", [ndplane.float64, ndplane.int32, ndplane.float32, ndplane.complex128],
+                         ids=lambda d: d.name)  # fmt: skip
+def test_scatter_add_past_the_cache(h, dtype):
+    """One row of many indices into an `out` of more than 16 MB: the bucketed road gives the
+    sequential loop's result to the bit (each position's values added in k order), into a
+    negatively strided view too, with repeats and the first and last positions hit."""
+    n = (17 << 20) // np.dtype(dtype.dtype).itemsize + 11
+    rng = np.random.default_rng(21)
+    idx = np.concatenate([rng.integers(0, n, 150_000), [0, n - 1, 0, n - 1], rng.integers(0, 50, 1000)])
+    vals = h.data((1, idx.size), dtype, small=True, special=False)
+    for step in (1, -1):
+        base = h.data((1, n), dtype, small=True, special=False)
+        view = base[:, ::step]
+        want = base.copy()
+        np.add.at(want[:, ::step], (0, idx), vals[0])
+        ref = h.put(base)
+        h.be.scatter_add(h.ref_of(view, base, ref.buffer), h.put(idx), h.put(vals))
+        np.testing.assert_array_equal(h.get(ref), want, err_msg=f"step {step}")
+
+
+def test_scatter_add_into_its_own_indices(h):
+    """``out`` and ``indices`` in one buffer (the kernel must read the indices as they were, not
+    as its writes change them); disjoint parts of one buffer are read in place."""
+    base = np.array([[1, 3, 0, 2, 7, 7, 7, 7]], np.int64)
+    buf = h.upload(base)
+    out = h.ref_of(base, base, buf)  # (1, 8): the indices are its first four elements
+    idx = h.ref_of(base[0, :4], base, buf)
+    h.be.scatter_add(out, idx, h.put(np.full((1, 4), 10, np.int64)))
+    want = base.copy()
+    K.scatter_add(want, base[0, :4].copy(), np.full((1, 4), 10, np.int64))
+    np.testing.assert_array_equal(h.get(out), want)
+    base = np.array([[0, 3, 3, 1, 5, 5, 5, 5]], np.int64)
+    buf = h.upload(base)
+    whole = h.ref_of(base, base, buf)
+    disjoint = h.ref_of(base[:, 4:], base, buf)  # (1, 4) out beside its (4,) indices
+    h.be.scatter_add(disjoint, h.ref_of(base[0, :4], base, buf), h.put(np.ones((1, 4), np.int64)))
+    want = base.copy()
+    K.scatter_add(want[:, 4:], base[0, :4].copy(), np.ones((1, 4), np.int64))
+    np.testing.assert_array_equal(h.get(whole), want)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 @pytest.mark.parametrize("descending", [False, True])
 def test_sort_stable_matches_reference_exactly(h, dtype, descending):
