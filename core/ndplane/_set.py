@@ -11,7 +11,7 @@ and scatter the numbers back through the permutation.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from . import _creation, _dispatch, _dtypes, _indexing, _manipulation, _sorting, _statistical
 from ._array import Array, check_array
@@ -53,14 +53,15 @@ def _sorted(x: Array, permuted: bool) -> tuple[Array, Array | None]:
         # NOTE: complex values have no order; sort by (real, imag) lexicographically in two stable passes.
         perm = _sorting.argsort(_dispatch.unary("imag", flat), stable=True)
         perm = _indexing.take(perm, _sorting.argsort(_indexing.take(_dispatch.unary("real", flat), perm), stable=True))
-    elif permuted:
-        perm = _sorting.argsort(flat, stable=True)
-    else:
+        index = x.device.backend.default_dtypes["indexing"]
+        perm = perm if perm.dtype is index else _dispatch.cast(perm, index)
+        return _indexing.take(flat, perm), perm
+    if not permuted:
         # NOTE: values alone: no permutation to carry, so the backend's fastest sort, stable or not.
         return _sorting.sort(flat, stable=False), None
-    index = x.device.backend.default_dtypes["indexing"]
-    perm = perm if perm.dtype is index else _dispatch.cast(perm, index)
-    return _indexing.take(flat, perm), perm
+    # the values and the stable permutation from one sort call (not an argsort, then a gather)
+    s, perm = _dispatch.sort_last(flat, False, True, True, True, x.device.backend.default_dtypes["indexing"])
+    return cast(Array, s), perm
 
 
 def _starts(s: Array) -> tuple[Array, Array]:
