@@ -60,8 +60,8 @@ def _sorted(x: Array, permuted: bool) -> tuple[Array, Array | None]:
         # NOTE: values alone: no permutation to carry, so the backend's fastest sort, stable or not.
         return _sorting.sort(flat, stable=False), None
     # the values and the stable permutation from one sort call (not an argsort, then a gather)
-    s, perm = _dispatch.sort_last(flat, False, True, True, True, x.device.backend.default_dtypes["indexing"])
-    return cast(Array, s), perm
+    s, p = _dispatch.sort_last(flat, False, True, True, True, x.device.backend.default_dtypes["indexing"])
+    return cast(Array, s), p
 
 
 def _starts(s: Array) -> tuple[Array, Array]:
