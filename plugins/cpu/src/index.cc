@@ -58,6 +58,18 @@ const int64_t* checked_indices(const char* fn, const View& indices, int64_t n,
     return idx;
 }
 
+// f(T{}) with T an unsigned integer of dtype's itemsize (c128 for 16 bytes): for kernels that
+// only move elements.
+template <class F> void dispatch_bits(int dtype, F&& f) {
+    switch (log2_itemsize(dtype)) {
+        case 0: return f(uint8_t{});
+        case 1: return f(uint16_t{});
+        case 2: return f(uint32_t{});
+        case 3: return f(uint64_t{});
+        default: return f(c128{});
+    }
+}
+
 // out[m, k] = x[m, idx[k]]. Three layouts: one row (threads over k); x's rows adjacent
 // (sm == 1: a take along axis 0 of a row-major array, moved last), in 64 x 16 tiles so
 // that the reads run along x's rows and the writes fill cache lines of out; else rows.
@@ -226,13 +238,7 @@ void put_rows(const View& out, const int64_t* idx, const View& values) {
     if (values.shape[2] * isz <= 16) {
         // NOTE: rows of a few elements (x[i] = y on a 1-D x): one pass in order, where the
         // last k wins by itself; the seen-set and a memcpy per row cost more than the writes.
-        switch (log2_itemsize(out.dtype)) {
-            case 0: return put_small_rows<uint8_t>(out, idx, values);
-            case 1: return put_small_rows<uint16_t>(out, idx, values);
-            case 2: return put_small_rows<uint32_t>(out, idx, values);
-            case 3: return put_small_rows<uint64_t>(out, idx, values);
-            default: return put_small_rows<c128>(out, idx, values);
-        }
+        return dispatch_bits(out.dtype, [&](auto t) { put_small_rows<decltype(t)>(out, idx, values); });
     }
     std::vector<int64_t> win;
     win.reserve(size_t(K));
@@ -301,13 +307,7 @@ void run_take(const View& x, const View& indices, const View& out) {
     require_dtype("take", "out", out, x.dtype);
     std::vector<int64_t> hold;
     const int64_t* idx = checked_indices("take", indices, x.shape[1], hold);
-    switch (log2_itemsize(x.dtype)) {
-        case 0: return gather<uint8_t>(x, idx, out);
-        case 1: return gather<uint16_t>(x, idx, out);
-        case 2: return gather<uint32_t>(x, idx, out);
-        case 3: return gather<uint64_t>(x, idx, out);
-        default: return gather<c128>(x, idx, out);
-    }
+    dispatch_bits(x.dtype, [&](auto t) { gather<decltype(t)>(x, idx, out); });
 }
 
 namespace {

@@ -75,6 +75,16 @@ def test_getitem_rows_and_index_dtypes(dtype):
     np.testing.assert_array_equal(np.asarray(x[nd.asarray(idx2, device="cpu"), 2:9:3]), a[idx2, 2:9:3])
 
 
+def _check_setitem(rng, dtype, a, ax, idx):
+    """``x[:, ..., idx] = y`` on axis ``ax`` of an ndplane copy of ``a`` against NumPy's."""
+    b = host(rng, a.shape[:ax] + idx.shape + a.shape[ax + 1 :], dtype)
+    x = nd.asarray(a, device="cpu")
+    x[(slice(None),) * ax + (nd.asarray(idx, device="cpu"),)] = nd.asarray(b, device="cpu")
+    want = a.copy()
+    want[(slice(None),) * ax + (idx,)] = b
+    np.testing.assert_array_equal(np.asarray(x), want, err_msg=f"{a.shape} axis {ax}")
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 def test_setitem_rows(dtype):
     rng = np.random.default_rng(2)
@@ -82,14 +92,7 @@ def test_setitem_rows(dtype):
         a = host(rng, shape, dtype)
         n = shape[ax]
         idx = rng.permutation(n)[: max(1, n // 2)] - n * (rng.random(max(1, n // 2)) < 0.5)
-        vshape = shape[:ax] + idx.shape + shape[ax + 1 :]
-        b = host(rng, vshape, dtype)
-        x = nd.asarray(a, device="cpu")
-        key = (slice(None),) * ax + (nd.asarray(idx, device="cpu"),)
-        x[key] = nd.asarray(b, device="cpu")
-        want = a.copy()
-        want[(slice(None),) * ax + (idx,)] = b
-        np.testing.assert_array_equal(np.asarray(x), want)
+        _check_setitem(rng, dtype, a, ax, idx)
 
 
 @pytest.mark.parametrize("dtype", [nd.float64, nd.int32, nd.bool, nd.float16], ids=lambda d: d.name)
@@ -132,15 +135,7 @@ def test_setitem_small_rows(dtype):
     rng = np.random.default_rng(17)
     idx = rng.integers(-40, 40, 300)
     for shape, axis in [((40,), 0), ((3, 40, 2), 1), ((40, 1), 0)]:
-        a = host(rng, shape, dtype)
-        vshape = shape[:axis] + (idx.size,) + shape[axis + 1 :]
-        v = host(rng, vshape, dtype)
-        x = nd.asarray(a, device="cpu")
-        key = (slice(None),) * axis + (nd.asarray(idx, device="cpu"),)
-        x[key] = nd.asarray(v, device="cpu")
-        want = a.copy()
-        want[(slice(None),) * axis + (idx,)] = v
-        np.testing.assert_array_equal(np.asarray(x), want, err_msg=f"{shape} axis {axis}")
+        _check_setitem(rng, dtype, host(rng, shape, dtype), axis, idx)
 
 
 def test_setitem_rows_through_views_and_from_itself():
