@@ -181,8 +181,7 @@ void scatter(const View& out, const int64_t* idx, const View& values) {
     // int64 the plain loop took 2.5 ns an add and the buckets 4.0 (they stream 50 bytes an
     // add); into 32 MB, 10.6 and 4.5; into 72 MB, 22 and 5.5.
     constexpr int64_t LLC = int64_t(16) << 20;
-    if (M == 1 && K >= (1 << 16) && N * std::abs(so) * int64_t(sizeof(T)) > LLC && so != 0 &&
-        !overlap(out, &values)) {
+    if (M == 1 && K >= (1 << 16) && N * std::abs(so) * int64_t(sizeof(T)) > LLC && !overlap(out, &values)) {
         int shift = int(std::bit_width(uint64_t(SPAN / std::abs(so)))) - 1;  // one bucket's stretch in cache
         shift = std::max({shift, int(std::bit_width(uint64_t(N - 1))) - 12, 0});  // at most 4096 buckets
         if (shift <= 32) return scatter_bucketed<T>(out, idx, values, shift);
@@ -219,10 +218,7 @@ void take_rows(const View& x, const int64_t* idx, const View& out) {
         [&](int64_t r) { return O + size_t(r) * row; });
 }
 
-// fused put_axis: out (A, N, B) at idx on the middle axis = values (A, K, B), in place, both
-// C-contiguous. NOTE: where an index repeats the last k wins, so only each index's last k is
-// copied (found backwards with a seen-set); the rows copied then never overlap, and are split
-// over threads in any order, whole rows at a time as take_rows does.
+// put_rows for rows of a few elements: one pass in (a, k) order, where the last k wins by itself.
 template <class T> void put_small_rows(const View& out, const int64_t* idx, const View& values) {
     const int64_t A = values.shape[0], K = values.shape[1], N = out.shape[1], B = values.shape[2];
     const T* V = reinterpret_cast<const T*>(values.data);
@@ -232,10 +228,13 @@ template <class T> void put_small_rows(const View& out, const int64_t* idx, cons
             for (int64_t b = 0; b < B; ++b) O[idx[k] * B + b] = V[k * B + b];
 }
 
+// fused put_axis: out (A, N, B) at idx on the middle axis = values (A, K, B), in place, both
+// C-contiguous. NOTE: where an index repeats the last k wins, so only each index's last k is
+// copied (found backwards with a seen-set); the rows copied then never overlap, and are split
+// over threads in any order, whole rows at a time as take_rows does.
 void put_rows(const View& out, const int64_t* idx, const View& values) {
     const int64_t A = values.shape[0], K = values.shape[1], N = out.shape[1];
-    const int64_t isz = ITEMSIZE[out.dtype];
-    if (values.shape[2] * isz <= 16) {
+    if (values.shape[2] * ITEMSIZE[out.dtype] <= 16) {
         // NOTE: rows of a few elements (x[i] = y on a 1-D x): one pass in order, where the
         // last k wins by itself; the seen-set and a memcpy per row cost more than the writes.
         return dispatch_bits(out.dtype, [&](auto t) { put_small_rows<decltype(t)>(out, idx, values); });

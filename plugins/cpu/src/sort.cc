@@ -291,8 +291,8 @@ template <class F> void parallel_alloc(int64_t n, int64_t grain, F&& f) {
 // radix_sort for long rows, by all threads where nb > 1. One pass by the highest digit that
 // varies: a[0, n) is cut into nb blocks, each counts its digits, then scatters after the
 // slots of lower digits and of earlier blocks. That leaves 2^B buckets, each sorted on the
-// lower digits by radix_sort, in cache, a bucket per thread at a time (25 % faster than
-// LSD passes over all of a 10^6 int64 argsort). Returns the buffer of the result.
+// lower digits by bucket_sort (in cache, or split again), a bucket per thread at a time (25 %
+// faster than LSD passes over all of a 10^6 int64 argsort). Returns the buffer of the result.
 template <int B, class Item>
 Item* radix_sort_big(Item* a, Item* tmp, int64_t n, const DigitPlan<item_key_t<Item>, B>& plan, int64_t nb) {
     using U = item_key_t<Item>;
