@@ -1,8 +1,10 @@
 // Sort along the last axis (run_sort). Bool, integer and real floating rows go through a
-// stable LSD radix sort on order-preserving unsigned keys (values only, many short rows:
-// through a bitonic network on the same keys); complex rows (and rows of 2^32 elements or
-// more) through a stable comparison sort of (value, position) pairs. Every road gives the
-// stable order, `stable` or not: it is the fastest one here.
+// stable LSD radix sort on order-preserving unsigned keys (values only: many short rows
+// through a bitonic network on the same keys, and keys of 3 radix digits or more through an
+// AVX-512 quicksort, quicksort.h); complex rows (and rows of 2^32 elements or more) through
+// a stable comparison sort of (value, position) pairs. Every road gives the stable order,
+// `stable` or not (values only, equal keys are equal values, but for the blocks
+// patch_values restores): it is the fastest one here.
 //
 // Keys: integers flip the sign bit (unsigned and bool stay as they are); floats read -0.0
 // as +0.0 and every NaN as the largest key, then flip the sign bit of positives and every
@@ -26,6 +28,7 @@
 #include <sys/mman.h>
 
 #include "driver.h"
+#include "quicksort.h"
 
 namespace ndp {
 namespace {
@@ -424,15 +427,37 @@ void patch_values(const Job<T>& j, int64_t m, const Item* r, bool neg_zero) {
     }
 }
 
+// Values only, 4- and 8-byte keys that need at least this many radix passes: the AVX-512
+// quicksort (quicksort.h) where the CPU has it. Measured in docs/performance.md: 10^6
+// random float32 or int32 with 3 digits or more 1.5-2x faster than the radix sort; keys of
+// 2 digits (int32 in [-2^15, 2^15)) 1.4x slower.
+constexpr int QUICK_DIGITS = 3;
+
+// Sorts a[0, n) by the quicksort where the row and the CPU qualify (above); says whether.
+template <class Item, class Plan> bool quick_sorted(Item* a, int64_t n, const Plan& plan, bool all_threads) {
+    if constexpr (keyed_v<Item> || sizeof(Item) < 4) {
+        return false;
+    } else {
+        static const bool cpu = quick::available();
+        if (plan.nd < QUICK_DIGITS || !cpu) return false;
+        if (all_threads) quick::sort_parallel(a, n);
+        else quick::sort(a, n);
+        return true;
+    }
+}
+
 template <int B, class T, class Item>
 void sort_row(const Job<T>& j, int64_t m, Item* a, Item* tmp, uint32_t* hist) {
     const int64_t n = j.K;
     KeyStats<sort_key_t<T>> st;
     make_keys(j.xrow(m), j.xs, 0, n, sort_key_t<T>(j.flip), a, st);
-    Item* r = a;
-    if (n < RADIX_MIN) std::sort(a, a + n, item_less<Item>);
-    else if (n < BIG_ROW) r = radix_sort<B>(a, tmp, n, plan_digits<B>(st), hist);
-    else r = radix_sort_big<B>(a, tmp, n, plan_digits<B>(st), 1);
+    const auto plan = plan_digits<B>(st);
+    Item* r = a;  // where the sorted items end up
+    if (!quick_sorted(a, n, plan, false)) {
+        if (n < RADIX_MIN) std::sort(a, a + n, item_less<Item>);
+        else if (n < BIG_ROW) r = radix_sort<B>(a, tmp, n, plan, hist);
+        else r = radix_sort_big<B>(a, tmp, n, plan, 1);
+    }
     write_row(j, m, r, 0, n, st.neg_zero);
     if (j.v) patch_values(j, m, r, st.neg_zero);
 }
@@ -449,7 +474,9 @@ void sort_row_parallel(const Job<T>& j, int64_t m, Item* a, Item* tmp) {
     });
     KeyStats<sort_key_t<T>> st;
     for (const auto& p : part) st.merge(p);
-    Item* r = radix_sort_big<B>(a, tmp, n, plan_digits<B>(st), nb);
+    const auto plan = plan_digits<B>(st);
+    Item* r = a;
+    if (!quick_sorted(a, n, plan, true)) r = radix_sort_big<B>(a, tmp, n, plan, nb);
     parallel_range(nb, 1, [&](int64_t cb, int64_t ce) {
         for (int64_t c = cb; c < ce; ++c) write_row(j, m, r, lo(c), lo(c + 1), st.neg_zero);
     });

@@ -217,3 +217,41 @@ def test_sort_many_long_rows_one_msd_pass_then_lsd(h, threads):
             native.empty_cache()
     finally:
         native.set_num_threads(before)
+
+
+@pytest.mark.parametrize("dtype", [ndplane.float32, ndplane.int32, ndplane.uint32, ndplane.float64,
+                                   ndplane.int64, ndplane.uint64], ids=lambda d: d.name)  # fmt: skip
+@pytest.mark.parametrize("threads", [1, 3])
+def test_sort_values_of_keys_with_many_digits(h, dtype, threads):
+    # values only, keys that need 3 radix digits or more: the AVX-512 quicksort where the CPU
+    # has it (quicksort.h). Lengths around its leaves (256 / 128 keys) and its partitions
+    # (multiples of the 16 / 8 lanes and not), long rows split between threads, and inputs
+    # that trouble a quicksort: sorted, reversed, organ pipes, two values, all equal but one
+    native = _native()
+    before = native.num_threads()
+    native.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(11 + threads)
+        dt = dtype.dtype
+        u = UINT[dt.itemsize]
+        for n in (17, 127, 128, 129, 255, 256, 257, 1000, 1031, 20_000, 150_001):
+            full = rng.integers(0, np.iinfo(u).max, n, dtype=u, endpoint=True).view(dt)
+            if dt.kind == "f":
+                full = np.where(np.isfinite(full), full, dt.type(1.5))
+                full[rng.random(n) < 0.01] = np.nan
+                full[rng.random(n) < 0.01] = -0.0
+                full[rng.random(n) < 0.01] = 0.0
+            ramp = np.sort(full)
+            pipe = np.concatenate([ramp[::2], ramp[1::2][::-1]])
+            two = np.where(rng.random(n) < 0.5, full[0], full[-1])
+            one = np.full(n, full[1])
+            one[n // 3] = full[2]
+            for x in (full, ramp, ramp[::-1], pipe, two, one):
+                x = np.ascontiguousarray(x)[None]
+                for descending in (False, True):
+                    check(h, x, x, descending, what=f"{n} {threads} threads")
+        base = rng.integers(0, np.iinfo(u).max, (3, 4003), dtype=u, endpoint=True).view(dt)
+        base = np.where(np.isfinite(base), base, dt.type(-2.5)) if dt.kind == "f" else base
+        check(h, base[::-1, ::-3], base, False, what="strided")
+    finally:
+        native.set_num_threads(before)
