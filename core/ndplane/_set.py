@@ -97,7 +97,7 @@ def unique_values(x: Array, /) -> Array:
     [1, 2, 3]
     """
     s, _ = _sorted(check_array("unique_values", x), False)
-    return _indexing.take(s, _starts(s)[1])
+    return _indexing.take_in_range(s, _starts(s)[1], 0)
 
 
 def unique_counts(x: Array, /) -> UniqueCountsResult:
@@ -110,7 +110,7 @@ def unique_counts(x: Array, /) -> UniqueCountsResult:
     """
     s, _ = _sorted(check_array("unique_counts", x), False)
     at = _starts(s)[1]
-    return UniqueCountsResult(_indexing.take(s, at), _counts(at, s.shape[0]))
+    return UniqueCountsResult(_indexing.take_in_range(s, at, 0), _counts(at, s.shape[0]))
 
 
 def unique_inverse(x: Array, /) -> UniqueInverseResult:
@@ -126,7 +126,7 @@ def unique_inverse(x: Array, /) -> UniqueInverseResult:
     s, perm = _sorted(check_array("unique_inverse", x), True)
     assert perm is not None
     starts, at = _starts(s)
-    return UniqueInverseResult(_indexing.take(s, at), _inverse(perm, starts, x))
+    return UniqueInverseResult(_indexing.take_in_range(s, at, 0), _inverse(perm, starts, x))
 
 
 def unique_all(x: Array, /) -> UniqueAllResult:
@@ -141,5 +141,5 @@ def unique_all(x: Array, /) -> UniqueAllResult:
     assert perm is not None
     starts, at = _starts(s)
     # NOTE: the sort is stable, so the first element of each group is its first occurrence.
-    return UniqueAllResult(_indexing.take(s, at), _indexing.take(perm, at), _inverse(perm, starts, x),
+    return UniqueAllResult(_indexing.take_in_range(s, at, 0), _indexing.take_in_range(perm, at, 0), _inverse(perm, starts, x),
                            _counts(at, s.shape[0]))  # fmt: skip

@@ -23,7 +23,7 @@ from . import _manipulation as manip
 from ._array import Array
 from ._creation import asarray, full, ones, zeros
 from ._dispatch import view_as
-from ._indexing import take
+from ._indexing import take_in_range
 from ._searching import flat_nonzero, nonzero
 from ._sorting import argsort
 from .backend.base import Ref
@@ -209,7 +209,7 @@ def _gather(v: Array, adv_dims: list[int], idx: list[Array], front: int) -> Arra
     sizes = [v.shape[d] for d in adv_dims]
     flat = _flat_index(idx, sizes)
     src = manip.reshape(moved, (_layout.prod(sizes),) + moved.shape[len(adv_dims) :])
-    out = take(src, manip.reshape(flat, (-1,)), axis=0)
+    out = take_in_range(src, manip.reshape(flat, (-1,)), 0)  # idx normalized: in range
     out = manip.reshape(out, shape + out.shape[1:])
     if front:
         k = len(shape)
@@ -238,7 +238,7 @@ def _mask_get(x: Array, mask: Array) -> Array:
     flat_idx = flat_nonzero(mask)
     rest = x.shape[k:]
     flat_x = manip.reshape(x, (_layout.prod(x.shape[:k]),) + rest)
-    return take(flat_x, flat_idx, axis=0)
+    return take_in_range(flat_x, flat_idx, 0)  # positions from nonzero: in range
 
 
 # ---------------------------------------------------------------------------
@@ -340,18 +340,18 @@ def _scatter_set(v: Array, adv_dims: list[int], idx: list[Array], front: int, va
         return
     # the last occurrence of each position wins
     perm = argsort(flat, stable=True)
-    sflat = take(flat, perm)
+    sflat = take_in_range(flat, perm, 0)
     last = manip.concat([_dispatch.binary("not_equal", sflat[1:], sflat[:-1]),
                          ones((1,), dtype=_dtypes.bool, device=v.device)])  # fmt: skip
-    winners = take(perm, flat_nonzero(last))
-    pos = take(flat, winners)
+    winners = take_in_range(perm, flat_nonzero(last), 0)
+    pos = take_in_range(flat, winners, 0)
     src = zeros((1, p), dtype=index, device=v.device)
     _dispatch.scatter_add_last(src, pos, manip.reshape(winners, (1, -1)))
     hit = zeros((1, p), dtype=index, device=v.device)
     _dispatch.scatter_add_last(hit, pos, ones((1, pos.shape[0]), dtype=index, device=v.device))
     hit = manip.reshape(_dispatch.binary("not_equal", hit, 0), (p, 1))
     src = manip.reshape(src, (-1,))
-    gathered = take(vals, src, axis=0)  # (P, rest)
+    gathered = take_in_range(vals, src, 0)  # (P, rest)
     old = manip.reshape(target, (p, _layout.prod(lead)))
     new = _dispatch.where(hit, gathered, old)
     _dispatch.assign(target, manip.reshape(new, target.shape))
