@@ -612,6 +612,20 @@ def fused_nonzero(x: Array, count: int, index: _dtypes.DType) -> Array:
     return out
 
 
+def fused_searchsorted(a: Array, v: Array, right: bool, index: _dtypes.DType) -> Array:
+    """``searchsorted`` of the flattened ``v`` in the 1-D sorted ``a`` (one real dtype) through
+    the backend's ``fused:searchsorted``, in ``v``'s shape; the caller checked the capability."""
+    st = v._storage
+    backend = st.backend
+    out = _out(st.device, backend, index, v.shape, v.size)
+    if v.size:
+        keep: list[Array] = []
+        refs = (_as_2d(a, backend, 1, a.size, keep), _as_2d(v, backend, 1, v.size, keep))
+        flat = Ref(out._ref.buffer, index, (v.size,), (1,), 0, v.size, True)
+        backend.fused("searchsorted", refs, flat, {"right": right})
+    return out
+
+
 def bounds(x: Array) -> tuple[int, int]:
     """The minimum and maximum of a non-empty integer ``x`` as Python ints (an index bounds
     check): one ``fused:minmax`` call and one read where the backend declares it, else a ``min``

@@ -137,9 +137,11 @@ def count_nonzero(x: Array, /, *, axis: int | Sequence[int] | None = None, keepd
 def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left", sorter: Array | None = None) -> Array:
     """Indices where ``x2``'s elements would be inserted into the sorted 1-D ``x1`` to keep it sorted.
 
-    A sorted merge on the device: ``x1`` and ``x2`` are sorted together (stably, ``x2``
-    placed before equal ``x1`` elements for ``side="left"``, after them for ``"right"``), and
-    each ``x2`` element's answer is the count of ``x1`` elements ranked before it.
+    A binary search per element where the backend declares ``fused:searchsorted``; else a
+    sorted merge on the device: ``x1`` and ``x2`` are sorted together (stably, ``x2`` placed
+    before equal ``x1`` elements for ``side="left"``, after them for ``"right"``), and each
+    ``x2`` element's answer is the count of ``x1`` elements ranked before it. NaN sorts last
+    and ``-0.0`` equals ``0.0``, as in :func:`sort`.
 
     >>> import ndplane as nd
     >>> x = nd.asarray([1.0, 2.0, 2.0, 3.0])
@@ -162,8 +164,10 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left", s
         x1 = _indexing.take(x1, sorter)
     dt = _dtypes.promote(x1.dtype, x2.dtype, "searchsorted")
     a = x1 if x1.dtype is dt else _dispatch.cast(x1, dt)
-    v = _manipulation.reshape(x2 if x2.dtype is dt else _dispatch.cast(x2, dt), (-1,))
     index = x1.device.backend.default_dtypes["indexing"]
+    if "fused:searchsorted" in x1.device.backend.capabilities:
+        return _dispatch.fused_searchsorted(a, x2 if x2.dtype is dt else _dispatch.cast(x2, dt), side == "right", index)
+    v = _manipulation.reshape(x2 if x2.dtype is dt else _dispatch.cast(x2, dt), (-1,))
     n, m = a.shape[0], v.shape[0]
     if m == 0 or n == 0:
         return _creation.zeros(x2.shape, dtype=index, device=x1.device)

@@ -296,6 +296,12 @@ class Backend:
           C-contiguous of the indexing dtype, where the core counted N nonzero elements (NaN
           counts; ``-0.0`` does not): the positions ``k`` of those elements, ascending. A
           count other than N raises ``ValueError`` and writes nothing past ``out``.
+        - ``searchsorted`` (a binary search per value instead of a joint sort and a scatter):
+          ``inputs = (a, v)`` with ``a`` (1, N), ``N >= 0``, ascending in :meth:`sort`'s order,
+          and ``v`` (1, K), both of one dtype (bool, integer or real floating), laid out as :meth:`reduce`'s ``x``;
+          ``params = {"right": bool}``; ``out`` (K,) C-contiguous of the indexing dtype: for each
+          ``v[0, k]``, how many elements of ``a`` sort before it (``right``: how many do not sort
+          after it), in the sort order (NaN after everything, ``-0.0`` equal to ``0.0``).
         """
         raise NotImplementedError(f"need fused {op!r}")
 

@@ -96,6 +96,31 @@ def test_searchsorted(device: nd.Device, data: st.DataObject, side: Literal["lef
         h.assert_same(got, np.searchsorted(base, v.ref, side=side))
 
 
+def test_searchsorted_long(device: nd.Device) -> None:
+    """Many values (a kernel that searches many at once, on several threads) in bins with
+    repeats: every real dtype and bool, NaN and -0.0 on both sides, infinities, values below
+    and above every bin, a strided ``x1``, a transposed and reversed ``x2``, no bins, one bin."""
+    rng = np.random.default_rng(9)
+    for dtype in h.supported(device, ("bool", "int", "uint", "float")):
+        np_dt = h.np_dtype(dtype)
+        bins = rng.integers(0, 100, 2 * 1001).astype(np_dt)
+        vals = rng.integers(-5, 106, (101, 203)).astype(np_dt) if dtype.kind != "uint" else \
+            rng.integers(0, 106, (101, 203)).astype(np_dt)  # fmt: skip
+        if dtype.kind == "float":
+            bins[[3, 40, 41, 900]] = [np.nan, -0.0, np.inf, -np.inf]
+            vals[0, :6] = [np.nan, -0.0, 0.0, np.inf, -np.inf, np.nan]
+        base = np.sort(bins)[::2]  # sorted, read with a stride
+        x1 = nd.asarray(np.sort(bins), device=device)[::2]
+        v = nd.asarray(vals, device=device)
+        for side in ("left", "right"):
+            for got, want_v in ((v, vals), (v.T[::-1], vals.T[::-1])):
+                h.assert_same(nd.searchsorted(x1, got, side=side), np.searchsorted(base, want_v, side=side),
+                              msg=f"searchsorted({dtype.name}, {side}) ")  # fmt: skip
+            for k in (0, 1):
+                h.assert_same(nd.searchsorted(x1[:k], v, side=side), np.searchsorted(base[:k], vals, side=side),
+                              msg=f"searchsorted({dtype.name}, {k} bins, {side}) ")  # fmt: skip
+
+
 # ---------------------------------------------------------------------------
 # set functions
 # ---------------------------------------------------------------------------

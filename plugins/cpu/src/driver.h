@@ -33,7 +33,8 @@ void run_scatter_add(const View& out, const View& indices, const View& values);
 // all C-contiguous: out[a, k, b] = x[a, indices[k], b], and out[a, indices[k], b] = values[a, k, b]
 // in place (the last k wins).
 enum IndexFused : int {
-    FU_TAKE_AXIS = 70, FU_PUT_AXIS = 71, FU_COUNT_NONZERO = 74, FU_MINMAX = 75, FU_NONZERO = 76
+    FU_TAKE_AXIS = 70, FU_PUT_AXIS = 71, FU_COUNT_NONZERO = 74, FU_MINMAX = 75, FU_NONZERO = 76,
+    FU_SEARCHSORTED = 77
 };
 void run_take_axis(const View& x, const View& indices, const View& out);
 void run_put_axis(const View& out, const View& indices, const View& values);
@@ -41,6 +42,9 @@ void run_put_axis(const View& out, const View& indices, const View& values);
 // its N truthy elements in order (a different count is an error, nothing written past N).
 void run_nonzero(const View& x, const View& out);
 void run_sort(const View& x, const View* values, const View* indices, bool descending, bool stable);
+// fused searchsorted (sort.cc): a (1, N) sorted in the sort order, v (1, K) of a's real dtype, any
+// strides; out (K,) int64: how many of a are below each v (right: not above), NaN the largest.
+void run_searchsorted(const View& a, const View& v, const View& out, bool right);
 // Scratch memory (sort.cc, for the sort and the scatter): blocks of 1 MiB and more
 // huge-page aligned, and the two last freed of at most 32 MiB kept for the next call.
 struct FreeBlock {

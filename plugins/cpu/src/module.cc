@@ -311,6 +311,7 @@ void init_op_tables() {
     g_fused.add("count_nonzero", FU_COUNT_NONZERO);
     g_fused.add("minmax", FU_MINMAX);
     g_fused.add("nonzero", FU_NONZERO);
+    g_fused.add("searchsorted", FU_SEARCHSORTED);
     g_linalg.kind = "linalg";
     for (int i = 0; i < NLINALG; ++i) g_linalg.add(linalg_name(i), i);
     g_scan.add("cumulative_sum", S_CUMSUM);
@@ -603,6 +604,18 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
         if (code == FU_MINMAX) return maybe_release(vx.size, [&] { run_minmax(vx, vo); });
         if (code == FU_NONZERO) return maybe_release(vx.size, [&] { run_nonzero(vx, vo); });
         return maybe_release(vx.size, [&] { run_count_nonzero(vx, vo); });
+    }
+    if (code == FU_SEARCHSORTED) {
+        const char* fn = "fused searchsorted";
+        if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 2)
+            throw type_error("fused searchsorted: inputs must be a tuple (a, v).");
+        PyObject* r = PyDict_Check(params.ptr()) ? PyDict_GetItemString(params.ptr(), "right") : nullptr;
+        if (!r || !PyBool_Check(r)) throw type_error("fused searchsorted: params['right'] must be a bool.");
+        View va, vv, vo;
+        parse(PyTuple_GET_ITEM(inputs.ptr(), 0), va, fn);
+        parse(PyTuple_GET_ITEM(inputs.ptr(), 1), vv, fn);
+        parse(out.ptr(), vo, fn);
+        return maybe_release(vv.size, [&] { run_searchsorted(va, vv, vo, r == Py_True); });
     }
     if (code == FU_TAKE_AXIS || code == FU_PUT_AXIS) return py_fused_index(code, inputs, out);
     if (code == FU_ADAM) return py_fused_adam(inputs, out, params);

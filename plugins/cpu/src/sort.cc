@@ -668,6 +668,42 @@ template <class T> void network_rows(const Job<T>& j, int64_t gb, int64_t ge) {
     for (int64_t g = gb; g < ge; ++g) network_group(j, g, keys.get(), P, vecs);
 }
 
+// ---------------------------------------------------------------------------
+// searchsorted (fused): binary searches on the keys
+// ---------------------------------------------------------------------------
+// NOTE: G searches in lockstep: every search of n keys takes the same steps (the range
+// halves whatever the compares say), so G independent loads are in flight at once where one
+// search waits for each, and the AVX-512 / AVX2 versions gather them.
+constexpr int SEARCH_LOCKSTEP = 16;
+
+// out[i] for i in [b, e): how many of keys[0, n) (ascending, n >= 1) are below v[i * vs]'s key
+// (right: not above it).
+template <class T>
+NDP_CLONES void search_block(const sort_key_t<T>* keys, int64_t n, const T* v, int64_t vs, int64_t b,
+                             int64_t e, bool right, int64_t* out) {
+    using U = sort_key_t<T>;
+    constexpr int G = SEARCH_LOCKSTEP;
+    for (int64_t i = b; i < e; i += G) {
+        const int g = int(std::min<int64_t>(G, e - i));
+        U k[G];
+        int64_t at[G], top[G];
+        for (int t = 0; t < G; ++t) {
+            const U key = to_key(v[(i + std::min(t, g - 1)) * vs]);
+            // keys not above key = keys below key + 1, but for the largest key: all of them
+            top[t] = right && key == ONES<U> ? n : -1;
+            k[t] = right ? U(key + 1) : key;
+            at[t] = 0;
+        }
+        // the answer lies in [at, at + len]; at len 1 one compare settles it
+        for (int64_t len = n; len > 1;) {
+            const int64_t half = len / 2;
+            for (int t = 0; t < G; ++t) at[t] += keys[at[t] + half] < k[t] ? half : 0;
+            len -= half;
+        }
+        for (int t = 0; t < g; ++t) out[i + t] = top[t] >= 0 ? top[t] : at[t] + (keys[at[t]] < k[t]);
+    }
+}
+
 }  // namespace
 
 // Scratch memory (driver.h). NOTE: blocks of 1 MiB and more are 2 MiB-aligned and advised as
@@ -817,6 +853,40 @@ void release_sort_scratch() {
         std::swap(kept, g_kept);
     }
     for (Kept& k : kept) std::free(k.p);
+}
+
+void run_searchsorted(const View& a, const View& v, const View& out, bool right) {
+    if (a.ndim != 2 || a.shape[0] != 1 || v.ndim != 2 || v.shape[0] != 1 || out.ndim != 1 ||
+        out.shape[0] != v.shape[1])
+        throw std::invalid_argument("fused searchsorted: expected a (1, N), v (1, K) and out (K,).");
+    require_dtype("fused searchsorted", "v", v, a.dtype);
+    require_dtype("fused searchsorted", "out", out, I64);
+    if (out.strides[0] != 1 && out.shape[0] > 1)
+        throw std::invalid_argument("fused searchsorted: out must be contiguous.");
+    if (a.dtype == C64 || a.dtype == C128)
+        throw type_error(std::string("fused searchsorted: expected a real dtype; got ") + DT_NAME[a.dtype] + ".");
+    int64_t* o = reinterpret_cast<int64_t*>(out.data);
+    const int64_t n = a.shape[1], K = v.shape[1];
+    if (n == 0) {
+        std::fill(o, o + K, int64_t(0));
+        return;
+    }
+    dispatch(a.dtype, [&](auto t) {
+        using T = decltype(t);
+        if constexpr (!is_complex_v<T>) {
+            using U = sort_key_t<T>;
+            std::vector<U> keys(static_cast<size_t>(n));
+            const T* pa = reinterpret_cast<const T*>(a.data);
+            for (int64_t i = 0; i < n; ++i) keys[i] = to_key(pa[i * a.strides[1]]);
+            const T* pv = reinterpret_cast<const T*>(v.data);
+            const int64_t vs = v.strides[1];
+            // a search costs about log2(n) loads: grains of about GRAIN loads
+            const int64_t grain = std::max<int64_t>(SEARCH_LOCKSTEP, GRAIN / (64 - __builtin_clzll(uint64_t(n))));
+            parallel_range(K, grain, [&](int64_t b, int64_t e) {
+                search_block(keys.data(), n, pv, vs, b, e, right, o);
+            });
+        }
+    });
 }
 
 void run_sort(const View& x, const View* values, const View* indices, bool descending,

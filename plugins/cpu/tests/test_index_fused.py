@@ -389,3 +389,25 @@ def test_nonzero_kernel_checks():
         be.fused("nonzero", (x._ref,), nd.empty((3,), dtype=nd.int32, device="cpu")._ref, {})
     with pytest.raises(ValueError, match="expected"):
         be.fused("nonzero", (nd.reshape(x, (5, 1))._ref,), nd.empty((3,), dtype=nd.int64, device="cpu")._ref, {})
+
+
+def test_searchsorted_kernel_checks():
+    be = nd.asarray([1], device="cpu").device.backend
+    a = nd.asarray(np.array([[1.0, 2.0, 3.0]]), device="cpu")
+    v = nd.asarray(np.array([[0.5, 2.0]]), device="cpu")
+    out = nd.empty((2,), dtype=nd.int64, device="cpu")
+    be.fused("searchsorted", (a._ref, v._ref), out._ref, {"right": True})
+    assert out.tolist() == [0, 2]
+    with pytest.raises(TypeError, match="right"):
+        be.fused("searchsorted", (a._ref, v._ref), out._ref, {})
+    with pytest.raises(TypeError, match="a tuple"):
+        be.fused("searchsorted", (a._ref,), out._ref, {"right": False})
+    with pytest.raises(TypeError, match="dtype"):  # v not of a's dtype
+        be.fused("searchsorted", (a._ref, nd.astype(v, nd.float32)._ref), out._ref, {"right": False})
+    with pytest.raises(TypeError, match="dtype"):  # out not int64
+        be.fused("searchsorted", (a._ref, v._ref), nd.empty((2,), dtype=nd.int32, device="cpu")._ref, {"right": False})
+    with pytest.raises(ValueError, match="expected"):  # out of the wrong length
+        be.fused("searchsorted", (a._ref, v._ref), nd.empty((3,), dtype=nd.int64, device="cpu")._ref, {"right": False})
+    c = nd.asarray(np.array([[1j]]), device="cpu")
+    with pytest.raises(TypeError, match="real"):
+        be.fused("searchsorted", (c._ref, c._ref), nd.empty((1,), dtype=nd.int64, device="cpu")._ref, {"right": False})
