@@ -456,7 +456,20 @@ template <class T> static T f(T a, T b) {
         std::memcpy(&out, &r, 2);
         return out;
     } else {
-        return std::nextafter(a, b);
+        // NOTE: on the bit pattern with selects only, so the loop vectorises (libm's
+        // nextafter took 4.4 ns an element): a step of one unit away from zero when b lies
+        // beyond a, toward zero otherwise; from a zero, the smallest subnormal of b's sign.
+        using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+        constexpr U top = U(1) << (8 * sizeof(T) - 1);
+        U x, y;
+        std::memcpy(&x, &a, sizeof(T));
+        std::memcpy(&y, &b, sizeof(T));
+        const U away = (a < b) == (a > T(0)) ? x + 1 : x - 1;
+        U r = (x & ~top) == 0 ? (y & top) | 1 : away;
+        r = a == b ? y : r;
+        T out;
+        std::memcpy(&out, &r, sizeof(T));
+        return (a != a || b != b) ? a + b : out;
     }
 }
 NDP_END

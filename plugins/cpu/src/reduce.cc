@@ -295,6 +295,35 @@ template <bool Max, class A, class T> A extreme(const char* p, int64_t n, int64_
     return fold<Op, A, T>(p + s, n - 1, s, load_acc<A, T>(p));
 }
 
+// The product of a row: a contiguous float32 or float64 row in four vectors of lanes, as
+// extreme's (a sequential fold runs at the multiply's latency, 0.35 ns an element). The
+// result changes in its last bits with the order, as NumPy's and PyTorch's vectorised
+// products do (integers keep the fold: signed vector products may not overflow).
+template <class A, class T> A product(const char* p, int64_t n, int64_t s) {
+    constexpr bool vec = std::is_same_v<A, T> && (std::is_same_v<T, float> || std::is_same_v<T, double>);
+    if constexpr (vec) {
+        using V = SumV<T>;
+        constexpr int64_t L = 32 / sizeof(T);
+        if (s == int64_t(sizeof(T)) && n >= 4 * L) {
+            const T* P = reinterpret_cast<const T*>(p);
+            V m0 = ld<V>(P), m1 = ld<V>(P + L), m2 = ld<V>(P + 2 * L), m3 = ld<V>(P + 3 * L);
+            int64_t i = 4 * L;
+            for (; i + 4 * L <= n; i += 4 * L) {
+                m0 *= ld<V>(P + i);
+                m1 *= ld<V>(P + i + L);
+                m2 *= ld<V>(P + i + 2 * L);
+                m3 *= ld<V>(P + i + 3 * L);
+            }
+            const V m = (m0 * m1) * (m2 * m3);
+            T r = m[0];
+            for (int64_t j = 1; j < L; ++j) r = ops::multiply::f(r, T(m[j]));
+            for (; i < n; ++i) r = ops::multiply::f(r, P[i]);
+            return r;
+        }
+    }
+    return fold<ops::multiply, A, T>(p, n, s, A(1));
+}
+
 template <class A, class T> inline void store(char* out, int64_t m, A v) {
     reinterpret_cast<T*>(out)[m] = static_cast<T>(v);
 }
@@ -308,7 +337,7 @@ void reduce_rows(int op, const char* base, int64_t m0, int64_t m1, int64_t K, in
         const char* p = base + m * sm;
         switch (op) {
             case R_SUM: store<A, T>(out, m, pairwise_sum<A, T>(p, K, sk)); break;
-            case R_PROD: store<A, T>(out, m, fold<ops::multiply, A, T>(p, K, sk, A(1))); break;
+            case R_PROD: store<A, T>(out, m, product<A, T>(p, K, sk)); break;
             case R_MAX: store<A, T>(out, m, extreme<true, A, T>(p, K, sk)); break;
             case R_MIN: store<A, T>(out, m, extreme<false, A, T>(p, K, sk)); break;
             case R_ARGMAX:
@@ -504,7 +533,7 @@ void reduce_split(int op, const char* p, int64_t K, int64_t sk, char* out, int64
             int64_t n = k1 - k0;
             switch (op) {
                 case R_SUM: val[q] = pairwise_sum<A, T>(s, n, sk); break;
-                case R_PROD: val[q] = fold<ops::multiply, A, T>(s, n, sk, A(1)); break;
+                case R_PROD: val[q] = product<A, T>(s, n, sk); break;
                 case R_MAX: val[q] = extreme<true, A, T>(s, n, sk); break;
                 case R_MIN: val[q] = extreme<false, A, T>(s, n, sk); break;
                 case R_ARGMAX:
