@@ -282,6 +282,13 @@ def arange(
     is_int = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
     dt = _dtype(dtype, dev, "integral" if is_int else "real floating", "arange")
     n = max(0, math.ceil((stop - start) / step))
+    if "fused:arange" in dev.backend.capabilities:
+        # the host's values exactly: integer arguments small enough for float64 to be exact
+        bound = max(abs(v) for v in (start, stop, step)) if is_int else 0
+        if dt.kind == "float" and bound < 2**51:
+            return _dispatch.fused_arange(n, dt, dev, float(start), float(step))
+        if dt.kind in ("int", "uint") and is_int and bound < 2**62:
+            return _dispatch.fused_arange(n, dt, dev, int(start), int(step))
     ramp: np.ndarray = np.arange(n, dtype=np.int64 if is_int else np.float64)
     host = start + step * ramp
     return asarray(host.astype(dt.dtype), device=dev)
@@ -303,6 +310,15 @@ def linspace(
     dev = as_device(device)
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
     dt = _dtype(dtype, dev, "complex floating" if is_complex else "real floating", "linspace")
+    if not is_complex and num > 1 and "fused:arange" in dev.backend.capabilities and dt.kind == "float":
+        # NumPy's formula: i * step + start in float64, the last value stop itself
+        lo, hi = float(cast(float, start)), float(cast(float, stop))
+        step = (hi - lo) / (num - 1 if endpoint else num)
+        if step != 0 and math.isfinite(step):
+            out = _dispatch.fused_arange(num, dt, dev, lo, step)
+            if endpoint:
+                out[num - 1] = hi
+            return out
     host = np.linspace(start, stop, num, endpoint=endpoint, dtype=np.complex128 if is_complex else np.float64)
     return asarray(host.astype(dt.dtype), device=dev)
 

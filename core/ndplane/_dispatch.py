@@ -626,6 +626,15 @@ def fused_searchsorted(a: Array, v: Array, right: bool, index: _dtypes.DType) ->
     return out
 
 
+def fused_arange(n: int, dtype: _dtypes.DType, device: Device, start: int | float, step: int | float) -> Array:
+    """``start + i * step`` for i in [0, n) (ints for an integer ``dtype``, floats for a
+    floating one), made by the backend's ``fused:arange``; the caller checked the capability."""
+    out = empty((n,), dtype, device, "arange")
+    if n:
+        device.backend.fused("arange", (), out._ref, {"start": start, "step": step})
+    return out
+
+
 def bounds(x: Array) -> tuple[int, int]:
     """The minimum and maximum of a non-empty integer ``x`` as Python ints (an index bounds
     check): one ``fused:minmax`` call and one read where the backend declares it, else a ``min``

@@ -302,6 +302,13 @@ class Backend:
           ``params = {"right": bool}``; ``out`` (K,) C-contiguous of the indexing dtype: for each
           ``v[0, k]``, how many elements of ``a`` sort before it (``right``: how many do not sort
           after it), in the sort order (NaN after everything, ``-0.0`` equal to ``0.0``).
+        - ``arange`` (``arange``, ``linspace``: evenly spaced values made on the device instead
+          of on the host and copied): ``inputs = ()``; ``out`` (N,) C-contiguous of an integer
+          or real floating dtype; ``params = {"start", "step"}``, Python ints for an integer
+          ``out`` (then ``out[i] = start + i * step`` in wrapping int64, cast as :meth:`cast`
+          does) or floats for a floating one (then ``i * step + start`` in float64 -- the
+          product rounded, then the sum, no fused multiply-add -- rounded to ``out``'s dtype
+          once).
         """
         raise NotImplementedError(f"need fused {op!r}")
 

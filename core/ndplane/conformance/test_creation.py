@@ -94,6 +94,32 @@ def test_creation_functions(device: nd.Device) -> None:
         h.assert_same(nd.ones((2,), dtype=dtype, device=device), np.ones(2, h.np_dtype(dtype)), dtype)
 
 
+def test_arange_and_linspace_values(device: nd.Device) -> None:
+    """``arange`` and ``linspace`` give the host formula's values to the bit (``i * step +
+    start`` in float64, rounded once; exact integers), short and long enough for threads,
+    every supported integer and real floating dtype, steps of both signs and empty ranges."""
+    for dtype in h.supported(device, ("int", "uint", "float")):
+        np_dt = h.np_dtype(dtype)
+        info = np.iinfo(np_dt) if dtype.kind != "float" else None
+        hi = min(int(info.max), 300_001) if info else (300_001 if np_dt.itemsize > 2 else 60_001)
+        for args in ((hi,), (3, hi, 7), (hi - 1, -1 if dtype.kind == "int" else 0, -3), (5, 5), (9, 2)):
+            want = (args[0] if len(args) > 1 else 0) + (args[2] if len(args) > 2 else 1) * np.arange(
+                len(range(*args)), dtype=np.int64)  # fmt: skip
+            h.assert_same(nd.arange(*args, dtype=dtype, device=device), want.astype(np_dt), dtype, exact=True,
+                          msg=f"arange{args} {dtype.name} ")  # fmt: skip
+        if dtype.kind != "float":
+            continue
+        for start, stop, step in ((0.0, 1.0, 1e-5), (2.5, -7.25, -3e-4), (0.1, 0.3, 0.1)):
+            n = int(np.ceil((stop - start) / step))
+            want = (step * np.arange(n, dtype=np.float64) + start).astype(np_dt)
+            h.assert_same(nd.arange(start, stop, step, dtype=dtype, device=device), want, dtype, exact=True,
+                          msg=f"arange({start}, {stop}, {step}) {dtype.name} ")  # fmt: skip
+        for start, stop, num, endpoint in ((0, 1, 100_003, True), (-2.5, 7.1, 77, False), (3, -3, 2, True)):
+            want = np.linspace(start, stop, num, endpoint=endpoint).astype(np_dt)
+            h.assert_same(nd.linspace(start, stop, num, endpoint=endpoint, dtype=dtype, device=device), want, dtype,
+                          exact=True, msg=f"linspace({start}, {stop}, {num}) {dtype.name} ")  # fmt: skip
+
+
 @pytest.mark.parametrize("dtype_name", ALL_NAMES)
 def test_unsupported_dtype_raises_before_any_work(device: nd.Device, dtype_name: str) -> None:
     """Every way to ask for a dtype the backend lacks raises UnsupportedDTypeError naming it,

@@ -381,6 +381,31 @@ void run_scatter_add(const View& out, const View& indices, const View& values) {
     dispatch(out.dtype, [&](auto t) { scatter<decltype(t)>(out, idx, values); });
 }
 
+void run_arange(const View& out, double start, double step, int64_t istart, int64_t istep) {
+    if (out.ndim != 1 || (out.strides[0] != 1 && out.shape[0] > 1))
+        throw std::invalid_argument("fused arange: out must be 1-D and contiguous.");
+    const int dt = out.dtype;
+    if (dt == BOOL || dt == C64 || dt == C128)
+        throw type_error(std::string("fused arange: expected an integer or real floating out; got ") +
+                         DT_NAME[dt] + ".");
+    dispatch(dt, [&](auto t) {
+        using T = decltype(t);
+        if constexpr (!is_complex_v<T> && !is_bool_v<T>) {
+            T* o = reinterpret_cast<T*>(out.data);
+            parallel_range(out.shape[0], GRAIN, [&](int64_t b, int64_t e) {
+                for (int64_t i = b; i < e; ++i) {
+                    if constexpr (is_float_v<T>) {
+                        o[i] = static_cast<T>(double(i) * step + start);  // no FMA: -ffp-contract=off
+                    } else {
+                        const uint64_t v = uint64_t(istart) + uint64_t(i) * uint64_t(istep);
+                        o[i] = static_cast<T>(int64_t(v));  // wraps as a cast does
+                    }
+                }
+            });
+        }
+    });
+}
+
 // Philox-4x32-10: word i of out is word i % 4 of Philox(key, counter + i / 4).
 void run_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, const View& out) {
     require_dtype("random_bits", "out", out, U32);

@@ -312,6 +312,7 @@ void init_op_tables() {
     g_fused.add("minmax", FU_MINMAX);
     g_fused.add("nonzero", FU_NONZERO);
     g_fused.add("searchsorted", FU_SEARCHSORTED);
+    g_fused.add("arange", FU_ARANGE);
     g_linalg.kind = "linalg";
     for (int i = 0; i < NLINALG; ++i) g_linalg.add(linalg_name(i), i);
     g_scan.add("cumulative_sum", S_CUMSUM);
@@ -616,6 +617,31 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
         parse(PyTuple_GET_ITEM(inputs.ptr(), 1), vv, fn);
         parse(out.ptr(), vo, fn);
         return maybe_release(vv.size, [&] { run_searchsorted(va, vv, vo, r == Py_True); });
+    }
+    if (code == FU_ARANGE) {
+        if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 0)
+            throw type_error("fused arange: inputs must be ().");
+        View vo;
+        parse(out.ptr(), vo, "fused arange");
+        PyObject* d = PyDict_Check(params.ptr()) ? params.ptr() : nullptr;
+        PyObject* a = d ? PyDict_GetItemString(d, "start") : nullptr;
+        PyObject* b = d ? PyDict_GetItemString(d, "step") : nullptr;
+        const bool integral = vo.dtype >= I8 && vo.dtype <= U64;
+        auto is_num = [&](PyObject* o) { return o && (integral ? PyLong_Check(o) : PyFloat_Check(o)); };
+        if (!is_num(a) || !is_num(b))
+            throw type_error(std::string("fused arange: params['start'] and params['step'] must be ") +
+                             (integral ? "ints" : "floats") + " for a " + DT_NAME[vo.dtype] + " out.");
+        double fs = 0, fd = 0;
+        int64_t is = 0, id = 0;
+        if (integral) {
+            is = PyLong_AsLongLong(a);
+            id = PyLong_AsLongLong(b);
+        } else {
+            fs = PyFloat_AsDouble(a);
+            fd = PyFloat_AsDouble(b);
+        }
+        if (PyErr_Occurred()) raise_current();
+        return maybe_release(vo.size, [&] { run_arange(vo, fs, fd, is, id); });
     }
     if (code == FU_TAKE_AXIS || code == FU_PUT_AXIS) return py_fused_index(code, inputs, out);
     if (code == FU_ADAM) return py_fused_adam(inputs, out, params);

@@ -411,3 +411,25 @@ def test_searchsorted_kernel_checks():
     c = nd.asarray(np.array([[1j]]), device="cpu")
     with pytest.raises(TypeError, match="real"):
         be.fused("searchsorted", (c._ref, c._ref), nd.empty((1,), dtype=nd.int64, device="cpu")._ref, {"right": False})
+
+
+def test_arange_kernel_checks():
+    be = nd.asarray([1], device="cpu").device.backend
+    out = nd.empty((4,), dtype=nd.int32, device="cpu")
+    be.fused("arange", (), out._ref, {"start": -3, "step": 2})
+    assert out.tolist() == [-3, -1, 1, 3]
+    f = nd.empty((3,), dtype=nd.float32, device="cpu")
+    be.fused("arange", (), f._ref, {"start": 0.5, "step": 0.25})
+    assert f.tolist() == [0.5, 0.75, 1.0]
+    with pytest.raises(TypeError, match="must be ints for a int32 out"):
+        be.fused("arange", (), out._ref, {"start": 0.5, "step": 1})
+    with pytest.raises(TypeError, match="must be floats"):
+        be.fused("arange", (), f._ref, {"start": 0, "step": 1})
+    with pytest.raises(TypeError, match="inputs"):
+        be.fused("arange", (f._ref,), f._ref, {"start": 0.0, "step": 1.0})
+    with pytest.raises(TypeError, match="integer or real floating"):
+        be.fused("arange", (), nd.empty((2,), dtype=nd.bool, device="cpu")._ref, {"start": 0.0, "step": 1.0})
+    with pytest.raises(ValueError, match="1-D"):
+        be.fused("arange", (), nd.empty((2, 2), dtype=nd.float32, device="cpu")._ref, {"start": 0.0, "step": 1.0})
+    with pytest.raises(OverflowError):
+        be.fused("arange", (), out._ref, {"start": 2**70, "step": 1})
