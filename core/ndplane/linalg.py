@@ -489,8 +489,7 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: int | float | str |
     x = _matrices("matrix_norm", x)
     ax = (-2, -1)
     if ord is None or ord == "fro":
-        a = _abs(x)
-        out = _dispatch.unary("sqrt", _statistical.sum(_dispatch.binary("multiply", a, a), axis=ax, keepdims=keepdims))
+        out = _dispatch.unary("sqrt", _sum_squares(x, ax, keepdims))
     elif ord == "nuc" or ord in (2, -2):
         s = svdvals(x)
         if ord == "nuc":
@@ -511,6 +510,12 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: int | float | str |
     return out if out.dtype is want else _dispatch.cast(out, want)
 
 
+def _sum_squares(x: Array, axis: int | tuple[int, ...] | None, keepdims: bool) -> Array:
+    """The sum of ``|x|**2`` over ``axis``: real ``x`` squared as it is (no ``abs`` pass)."""
+    a = _abs(x) if x.dtype.kind == "complex" else x
+    return _statistical.sum(_dispatch.unary("square", a), axis=axis, keepdims=keepdims)
+
+
 def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
                 ord: int | float = 2) -> Array:  # fmt: skip
     """Vector p-norm over ``axis`` (all axes by default).
@@ -526,9 +531,11 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepd
     check_array("linalg.vector_norm", x)
     if not x.dtype.is_floating:
         raise TypeError(f"linalg.vector_norm: only floating-point dtypes are allowed; got {x.dtype.name}.")
-    a = _abs(x)
     if isinstance(ord, bool) or not isinstance(ord, (int, float)):
         raise TypeError(f"linalg.vector_norm: ord must be a number; got {ord!r}.")
+    if ord == 2:
+        return _dispatch.unary("sqrt", _sum_squares(x, axis, keepdims))
+    a = _abs(x)
     if ord == math.inf or ord == -math.inf:
         if a.size == 0:
             raise ValueError("linalg.vector_norm: ord=+-inf of an empty array is undefined.")
@@ -538,8 +545,6 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepd
         return _statistical.sum(_dispatch.cast(nz, a.dtype), axis=axis, keepdims=keepdims)
     if ord == 1:
         return _statistical.sum(a, axis=axis, keepdims=keepdims)
-    if ord == 2:
-        return _dispatch.unary("sqrt", _statistical.sum(_dispatch.binary("multiply", a, a), axis=axis, keepdims=keepdims))
     p = float(ord)
     total = _statistical.sum(_dispatch.binary("pow", a, p), axis=axis, keepdims=keepdims)
     return _dispatch.binary("pow", total, 1.0 / p)

@@ -58,6 +58,35 @@ void gemm_call(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, cons
 
 constexpr int64_t BLAS_MAX = 0x7fffffff;
 
+// Vector shapes go to BLAS level 1 and 2, as NumPy's matmul: OpenBLAS's gemm packs panels
+// whatever the shape, so a (1, K) @ (K, 1) of 10^6 took 1.3 ms where its dot takes 0.05.
+template <class T> T dot_call(int K, const T* x, int incx, const T* y, int incy) {
+    if constexpr (std::is_same_v<T, float>) {
+        return scipy_cblas_sdot(K, x, incx, y, incy);
+    } else if constexpr (std::is_same_v<T, double>) {
+        return scipy_cblas_ddot(K, x, incx, y, incy);
+    } else {
+        T r;
+        if constexpr (std::is_same_v<T, c64>) scipy_cblas_cdotu_sub(K, x, incx, y, incy, &r);
+        else scipy_cblas_zdotu_sub(K, x, incx, y, incy, &r);
+        return r;
+    }
+}
+
+// y = op(A) x with A (rows, cols) row-major at lda; y contiguous.
+template <class T>
+void gemv_call(CBLAS_TRANSPOSE t, int rows, int cols, const T* A, int lda, const T* x, int incx, T* y) {
+    if constexpr (std::is_same_v<T, float>) {
+        scipy_cblas_sgemv(CblasRowMajor, t, rows, cols, 1.0f, A, lda, x, incx, 0.0f, y, 1);
+    } else if constexpr (std::is_same_v<T, double>) {
+        scipy_cblas_dgemv(CblasRowMajor, t, rows, cols, 1.0, A, lda, x, incx, 0.0, y, 1);
+    } else {
+        const T one(1, 0), zero(0, 0);
+        if constexpr (std::is_same_v<T, c64>) scipy_cblas_cgemv(CblasRowMajor, t, rows, cols, &one, A, lda, x, incx, &zero, y, 1);
+        else scipy_cblas_zgemv(CblasRowMajor, t, rows, cols, &one, A, lda, x, incx, &zero, y, 1);
+    }
+}
+
 // a @ a.T (or a.T @ a) of one real operand: BLAS's syrk computes the upper triangle at half
 // the flops of gemm (NumPy takes the same road for its x @ x.T), then the lower triangle is
 // mirrored from it, so the result is exactly symmetric.
@@ -84,8 +113,46 @@ bool is_self_transpose(const Mat& a, const Mat& b) {
            a.cs == b.rs && a.rows > 1;
 }
 
+// The vector element stride of a (1, K) row or (K, 1) column, when BLAS can take it.
+bool vector_inc(int64_t K, int64_t stride, int& inc) {
+    const int64_t s = K == 1 ? 1 : stride;
+    if (s < 1 || s > BLAS_MAX) return false;
+    inc = int(s);
+    return true;
+}
+
+// a (1, K) or b (K, 1) a vector: dot or gemv per batch; false where the strides do not fit.
+template <class T> bool blas_vector_matmul(const Mat& a, const Mat& b, T* out, int64_t B) {
+    const int64_t M = a.rows, K = a.cols, N = b.cols;
+    const T* A = reinterpret_cast<const T*>(a.data);
+    const T* Bp = reinterpret_cast<const T*>(b.data);
+    int ia, ib;
+    CBLAS_TRANSPOSE t;
+    int64_t ld;
+    if (M == 1 && N == 1) {
+        if (!vector_inc(K, a.cs, ia) || !vector_inc(K, b.rs, ib)) return false;
+        for (int64_t i = 0; i < B; ++i) out[i] = dot_call<T>(int(K), A + i * a.bs, ia, Bp + i * b.bs, ib);
+        return true;
+    }
+    if (M == 1) {  // out row = a row @ b: b's transpose times the vector
+        if (!vector_inc(K, a.cs, ia) || !blas_layout(b, t, ld) || ld > BLAS_MAX) return false;
+        const bool rowmajor = t == CblasNoTrans;  // b stored (K, N), else (N, K)
+        for (int64_t i = 0; i < B; ++i)
+            gemv_call<T>(rowmajor ? CblasTrans : CblasNoTrans, int(rowmajor ? K : N), int(rowmajor ? N : K),
+                         Bp + i * b.bs, int(ld), A + i * a.bs, ia, out + i * N);
+        return true;
+    }
+    if (!vector_inc(K, b.rs, ib) || !blas_layout(a, t, ld) || ld > BLAS_MAX) return false;  // N == 1
+    const bool rowmajor = t == CblasNoTrans;  // a stored (M, K), else (K, M)
+    for (int64_t i = 0; i < B; ++i)
+        gemv_call<T>(rowmajor ? CblasNoTrans : CblasTrans, int(rowmajor ? M : K), int(rowmajor ? K : M),
+                     A + i * a.bs, int(ld), Bp + i * b.bs, ib, out + i * M);
+    return true;
+}
+
 template <class T> void blas_matmul(Mat a, Mat b, T* out, int64_t B, std::unique_ptr<char[]>* hold) {
     const int64_t M = a.rows, K = a.cols, N = b.cols;
+    if ((M == 1 || N == 1) && K > 0 && blas_vector_matmul<T>(a, b, out, B)) return;
     CBLAS_TRANSPOSE ta, tb;
     int64_t lda, ldb;
     // Compact an operand BLAS cannot read (or whose strides overflow BLAS's int).

@@ -29,7 +29,9 @@ def mats(h, dtype, B, M, Kd, N, a_layout, b_layout):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 def test_matmul_layouts(h, dtype):
-    for B, M, Kd, N in [(1, 3, 4, 5), (2, 1, 7, 1), (3, 6, 1, 2), (2, 4, 0, 3), (1, 0, 3, 2), (2, 33, 70, 19)]:
+    # vector shapes (M or N of 1) go to BLAS's dot and gemv where it is BLAS's dtype
+    for B, M, Kd, N in [(1, 3, 4, 5), (2, 1, 7, 1), (3, 6, 1, 2), (2, 4, 0, 3), (1, 0, 3, 2), (2, 33, 70, 19),
+                        (2, 1, 9, 5), (3, 6, 11, 1), (1, 1, 1000, 1), (2, 1, 1, 4)]:  # fmt: skip
         for la in ("row", "col", "bcast", "step"):
             for lb in ("row", "col", "bcast", "step"):
                 (va, ba), (vb, bb) = mats(h, dtype, B, M, Kd, N, la, lb)
