@@ -381,10 +381,11 @@ def _triangle(name: str, x: Array, k: int, lower: bool) -> Array:
         raise ValueError(f"{name}: x must have at least two dimensions; got shape {x.shape}.")
     m, n = x.shape[-2:]
     index = x.device.backend.default_dtypes["indexing"]
-    rows = _manipulation.reshape(arange(m, dtype=index, device=x.device), (m, 1))
+    k = operator.index(k)
+    # keep j - i <= k (lower) or >= k: column j against i + k, one (m, n) pass
+    rows = _manipulation.reshape(arange(k, m + k, dtype=index, device=x.device), (m, 1))
     cols = arange(n, dtype=index, device=x.device)
-    offset = _dispatch.binary("subtract", cols, rows)  # j - i, shape (m, n)
-    keep = _dispatch.binary("less_equal" if lower else "greater_equal", offset, operator.index(k))
+    keep = _dispatch.binary("less_equal" if lower else "greater_equal", cols, rows)
     return _dispatch.where(keep, x, zeros((), dtype=x.dtype, device=x.device))
 
 
