@@ -7,6 +7,8 @@ buffer, so each kernel sees exactly the layout the reference sees.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import ndplane_cpu.backend as ndplane_cpu_backend
@@ -20,6 +22,18 @@ BY_NP = {d.dtype: d for d in DTYPES}
 INTS = [d for d in DTYPES if d.kind in ("int", "uint")]
 FLOATS = [ndplane.float16, ndplane.float32, ndplane.float64]
 COMPLEX = [ndplane.complex64, ndplane.complex128]
+
+
+@contextlib.contextmanager
+def native_threads(n: int) -> Iterator[None]:
+    """The cpu backend's thread count set to ``n`` inside the block, then put back."""
+    native = ndplane_cpu_backend._native()
+    before = native.num_threads()
+    native.set_num_threads(n)
+    try:
+        yield
+    finally:
+        native.set_num_threads(before)
 
 
 class Helper:

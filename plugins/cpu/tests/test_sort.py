@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cpu_helpers import BY_NP
+from cpu_helpers import BY_NP, native_threads
 from ndplane_cpu.backend import _native
 
 import ndplane
@@ -90,17 +90,12 @@ def test_sort_matches_numpy_stable_bit_for_bit(h, dtype, descending):
                          ids=lambda d: d.name)  # fmt: skip
 @pytest.mark.parametrize("threads", [1, 3])
 def test_sort_long_rows_on_several_threads(h, dtype, threads):
-    native = _native()
-    before = native.num_threads()
-    native.set_num_threads(threads)
-    try:
+    with native_threads(threads):
         rng = np.random.default_rng(threads)
         for m, n in [(1, 70_001), (2, 65_536), (7, 20_000)]:
             x = dupes(rng, (m, n), dtype.dtype)
             for descending in (False, True):
                 check(h, x, x, descending, what=f"{m}x{n} {threads} threads")
-    finally:
-        native.set_num_threads(before)
 
 
 @pytest.mark.parametrize("dtype", [ndplane.float32, ndplane.int32, ndplane.uint32, ndplane.float64,
@@ -200,10 +195,7 @@ def test_sort_many_long_rows_one_msd_pass_then_lsd(h, threads):
     # highest varying digit, then each bucket by LSD passes (or std::sort under 64 items);
     # keys varying in the top digit only (that one pass), all in one bucket but one, and the
     # scratch blocks kept between sorts, given back by empty_cache and taken anew
-    native = _native()
-    before = native.num_threads()
-    native.set_num_threads(threads)
-    try:
+    with native_threads(threads):
         rng = np.random.default_rng(7 + threads)
         n = 70_001
         top_only = (rng.integers(0, 256, (5, n)).astype(np.int64) << 56) + 3
@@ -214,9 +206,7 @@ def test_sort_many_long_rows_one_msd_pass_then_lsd(h, threads):
         for x in cases + [top_only, one_bucket]:
             for descending in (False, True):
                 check(h, x, x, descending, what=f"{x.dtype} {threads} threads")
-            native.empty_cache()
-    finally:
-        native.set_num_threads(before)
+            _native().empty_cache()
 
 
 @pytest.mark.parametrize("dtype", [ndplane.float32, ndplane.int32, ndplane.uint32, ndplane.float64,
@@ -227,10 +217,7 @@ def test_sort_values_of_keys_with_many_digits(h, dtype, threads):
     # has it (quicksort.h). Lengths around its leaves (256 / 128 keys) and its partitions
     # (multiples of the 16 / 8 lanes and not), long rows split between threads, and inputs
     # that trouble a quicksort: sorted, reversed, organ pipes, two values, all equal but one
-    native = _native()
-    before = native.num_threads()
-    native.set_num_threads(threads)
-    try:
+    with native_threads(threads):
         rng = np.random.default_rng(11 + threads)
         dt = dtype.dtype
         u = UINT[dt.itemsize]
@@ -253,5 +240,3 @@ def test_sort_values_of_keys_with_many_digits(h, dtype, threads):
         base = rng.integers(0, np.iinfo(u).max, (3, 4003), dtype=u, endpoint=True).view(dt)
         base = np.where(np.isfinite(base), base, dt.type(-2.5)) if dt.kind == "f" else base
         check(h, base[::-1, ::-3], base, False, what="strided")
-    finally:
-        native.set_num_threads(before)
