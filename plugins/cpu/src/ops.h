@@ -132,27 +132,37 @@ template <class R> inline R pow_cube(R a) {
     return std::isfinite(s) ? c : s * a;
 }
 
-// NumPy's npy_divmod for floats: returns the floor quotient, sets `mod`.
+// NumPy's npy_divmod for floats, from fm = fmod(a, b) and b != 0: returns the floor
+// quotient, sets `mod`. NOTE: selects and `&` only (no branch, no short circuit): a loop of
+// it for the remainder vectorises (elementwise.cc, remainder_run).
+template <class R> inline R fdivmod_of(R a, R b, R fm, R& mod) {
+    const bool adj = (fm != R(0)) & ((b < R(0)) != (fm < R(0)));  // NaN fm: as npy_divmod
+    const R div = adj ? (a - fm) / b - R(1) : (a - fm) / b;
+    mod = fm == R(0) ? std::copysign(R(0), b) : adj ? fm + b : fm;
+    const R fl = std::floor(div);
+    const R rounded = div - fl > R(0.5) ? fl + R(1) : fl;
+    return div == R(0) ? std::copysign(R(0), a / b) : rounded;
+}
 template <class R> inline R fdivmod(R a, R b, R& mod) {
-    mod = std::fmod(a, b);
-    if (!b) return a / b;
-    R div = (a - mod) / b;
-    if (mod) {
-        if ((b < 0) != (mod < 0)) {
-            mod += b;
-            div -= R(1);
-        }
-    } else {
-        mod = std::copysign(R(0), b);
+    const R fm = std::fmod(a, b);
+    if (!b) {
+        mod = fm;
+        return a / b;
     }
-    R fl;
-    if (div) {
-        fl = std::floor(div);
-        if (div - fl > R(0.5)) fl += R(1);
-    } else {
-        fl = std::copysign(R(0), a / b);
-    }
-    return fl;
+    return fdivmod_of(a, b, fm, mod);
+}
+
+// fmod(a, b) without libm, where it can be had exactly: with q = trunc(a / b), a - q * b in
+// one fused multiply-add is exact whenever q is the true quotient (the remainder is
+// representable). A wrong q (a rounded quotient next to an integer, or past 2^53) leaves a
+// result of the wrong sign or not below |b|, and NaN, infinities and b == 0 give NaN:
+// `redo` says so, and the caller takes libm's fmod there. Only where the FMA is an
+// instruction (x86-64-v3 and up): elsewhere std::fma is a slow software call.
+template <class R> inline R fmod_fast(R a, R b, bool& redo) {
+    const R q = std::trunc(a / b);
+    const R r = std::fma(-q, b, a);
+    redo = !(std::fabs(r) < std::fabs(b)) | ((r != R(0)) & ((r < R(0)) != (a < R(0))));
+    return r == R(0) ? std::copysign(R(0), a) : r;
 }
 
 // ---------------------------------------------------------------------------

@@ -346,3 +346,36 @@ def test_bool_ops_on_long_rows(h, op):
         else:
             h.be.binary(op, ra, h.ref_of(vb_, bb, h.upload(bb)), out)
         np.testing.assert_array_equal(h.get(out), want, err_msg=f"{op} {va.shape} {vb.shape}")
+
+
+@pytest.mark.parametrize("dtype", [ndplane.float32, ndplane.float64], ids=lambda d: d.name)
+def test_remainder_of_floats_bit_for_bit(h, dtype):
+    """Float remainder takes an FMA-based fmod (q = trunc(a / b), a - q * b in one fused
+    multiply-add) with libm's fmod for the elements it flags: quotients next to integers and
+    past 2^53, zeros of both signs, infinities, NaN, b == 0, subnormals; contiguous, strided
+    and broadcast operands. Every bit as the reference's npy_divmod on libm's fmod."""
+    rng = np.random.default_rng(17)
+    dt = dtype.dtype
+    fi = np.finfo(dt)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 3.0, -2.5, 0.1, fi.max, -fi.max, fi.tiny,
+                        fi.smallest_subnormal, -fi.smallest_subnormal, 1e30], dt)  # fmt: skip
+    b = rng.uniform(0.1, 5.0, 4000).astype(dt) * rng.choice([-1, 1], 4000).astype(dt)
+    q = rng.integers(-(10**6), 10**6, 4000).astype(dt)
+    pairs = [
+        (np.repeat(special, special.size), np.tile(special, special.size)),
+        (rng.uniform(-1e3, 1e3, 4000).astype(dt), rng.uniform(-10, 10, 4000).astype(dt)),
+        ((q * b).astype(dt), b),  # quotients at and next to integers
+        ((np.nextafter(q * b, dt.type(np.inf))).astype(dt), b),
+        ((rng.standard_normal(4000) * 1e20).astype(dt), rng.uniform(-3, 3, 4000).astype(dt)),  # past 2^53
+    ]
+    for a, bb in pairs:
+        with np.errstate(all="ignore"):
+            for av, bv in [(a, bb), (a[::-1], bb[::-1]), (a[::3], bb[::-1][::3]), (a, bb[:1])]:
+                av, bv = np.broadcast_arrays(av, bv)
+                want = np.empty(av.shape, dt)
+                K.binary("remainder", av, bv, want)
+                out = h.empty(av.shape, dtype)
+                h.be.binary("remainder", h.put(av), h.put(bv), out)
+                got = h.get(out)
+                same = (got.view(np.uint8) == want.view(np.uint8)).reshape(got.shape + (-1,)).all(-1)
+                assert (same | (np.isnan(got) & np.isnan(want))).all(), (av[~same][:4], bv[~same][:4], got[~same][:4])
