@@ -164,10 +164,11 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left", s
         x1 = _indexing.take(x1, sorter)
     dt = _dtypes.promote(x1.dtype, x2.dtype, "searchsorted")
     a = x1 if x1.dtype is dt else _dispatch.cast(x1, dt)
+    values = x2 if x2.dtype is dt else _dispatch.cast(x2, dt)
     index = x1.device.backend.default_dtypes["indexing"]
     if "fused:searchsorted" in x1.device.backend.capabilities:
-        return _dispatch.fused_searchsorted(a, x2 if x2.dtype is dt else _dispatch.cast(x2, dt), side == "right", index)
-    v = _manipulation.reshape(x2 if x2.dtype is dt else _dispatch.cast(x2, dt), (-1,))
+        return _dispatch.fused_searchsorted(a, values, side == "right", index)
+    v = _manipulation.reshape(values, (-1,))
     n, m = a.shape[0], v.shape[0]
     if m == 0 or n == 0:
         return _creation.zeros(x2.shape, dtype=index, device=x1.device)

@@ -612,17 +612,13 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
             throw type_error("fused searchsorted: inputs must be a tuple (a, v).");
         PyObject* r = PyDict_Check(params.ptr()) ? PyDict_GetItemString(params.ptr(), "right") : nullptr;
         if (!r || !PyBool_Check(r)) throw type_error("fused searchsorted: params['right'] must be a bool.");
-        View va, vv, vo;
-        parse(PyTuple_GET_ITEM(inputs.ptr(), 0), va, fn);
-        parse(PyTuple_GET_ITEM(inputs.ptr(), 1), vv, fn);
-        parse(out.ptr(), vo, fn);
+        auto [va, vv, vo] = views(fn, PyTuple_GET_ITEM(inputs.ptr(), 0), PyTuple_GET_ITEM(inputs.ptr(), 1), out);
         return maybe_release(vv.size, [&] { run_searchsorted(va, vv, vo, r == Py_True); });
     }
     if (code == FU_ARANGE) {
         if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 0)
             throw type_error("fused arange: inputs must be ().");
-        View vo;
-        parse(out.ptr(), vo, "fused arange");
+        auto [vo] = views("fused arange", out);
         PyObject* d = PyDict_Check(params.ptr()) ? params.ptr() : nullptr;
         PyObject* a = d ? PyDict_GetItemString(d, "start") : nullptr;
         PyObject* b = d ? PyDict_GetItemString(d, "step") : nullptr;

@@ -93,7 +93,8 @@ template <class U> struct Vec {
         return (hi != 0) ? max(v, p) : min(v, p);
     }
     static constexpr U ONES = U(~U(0));
-    // A bitonic vector sorted: half cleaners of strides L / 2, ..., 1.
+    // A bitonic vector (or each bitonic block of 2 S lanes) sorted: half cleaners of strides
+    // S, S / 2, ..., 1.
     template <int S = L / 2> NDP_AVX512_INLINE static V clean(V v) {
         v = stage<S, S>(v);
         if constexpr (S > 1) return clean<S / 2>(v);
@@ -102,13 +103,8 @@ template <class U> struct Vec {
     // v sorted: the merges of sorted blocks of K / 2 lanes into blocks of K, K = 2 .. L.
     template <int K = 2> NDP_AVX512_INLINE static V sort(V v) {
         v = stage<K - 1, K / 2>(v);  // the mirror compare of the two halves of each block
-        if constexpr (K > 2) v = clean_from<K / 4>(v);
+        if constexpr (K > 2) v = clean<K / 4>(v);
         if constexpr (K < L) return sort<2 * K>(v);
-        else return v;
-    }
-    template <int S> NDP_AVX512_INLINE static V clean_from(V v) {
-        v = stage<S, S>(v);
-        if constexpr (S > 1) return clean_from<S / 2>(v);
         else return v;
     }
     NDP_AVX512_INLINE static V reverse(V v) {

@@ -258,9 +258,32 @@ template <class T> int64_t count_row(const char* p, int64_t n, int64_t s) {
     return c;
 }
 
-// The maximum (Max) or minimum of a row, NaN first: a contiguous float or integer row in
-// four vectors of lanes (a scalar select chain runs at its latency, about 1 ns an element;
-// the extreme is exact, so lane order changes at most the sign of a zero result).
+// A contiguous row of n >= 4 L elements folded by step (an associative op, callable on T and
+// on vectors of T) in four vectors of lanes: a scalar chain runs at the op's latency (about
+// 1 ns an element for a select, 0.35 for a multiply). The lanes are folded in a fixed order.
+template <class T, class Step> T lanes_fold(const T* P, int64_t n, Step step) {
+    using V = SumV<T>;  // NOTE: an alias `T __attribute__((vector_size(32)))` drops it
+    constexpr int64_t L = 32 / sizeof(T);
+    V m0 = ld<V>(P), m1 = ld<V>(P + L), m2 = ld<V>(P + 2 * L), m3 = ld<V>(P + 3 * L);
+    int64_t i = 4 * L;
+    for (; i + 4 * L <= n; i += 4 * L) {
+        m0 = step(m0, ld<V>(P + i));
+        m1 = step(m1, ld<V>(P + i + L));
+        m2 = step(m2, ld<V>(P + i + 2 * L));
+        m3 = step(m3, ld<V>(P + i + 3 * L));
+    }
+    const V m = step(step(m0, m1), step(m2, m3));
+    T r = m[0];
+    for (int64_t j = 1; j < L; ++j) r = step(r, T(m[j]));
+    for (; i < n; ++i) r = step(r, P[i]);
+    return r;
+}
+template <class T> inline bool lanes_fold_fits(int64_t n, int64_t s) {
+    return s == int64_t(sizeof(T)) && n >= 4 * (32 / int64_t(sizeof(T)));
+}
+
+// The maximum (Max) or minimum of a row, NaN first: a contiguous float or integer row by
+// lanes_fold (the extreme is exact, so lane order changes at most the sign of a zero result).
 // (V: T or a vector of T; Nan: T is floating.)
 template <bool Max, bool Nan, class V> inline V extreme_step(V m, V v) {
     if constexpr (Nan) return ((Max ? v > m : v < m) | (v != v)) ? v : m;
@@ -270,56 +293,22 @@ template <bool Max, class A, class T> A extreme(const char* p, int64_t n, int64_
     constexpr bool vec = std::is_same_v<A, T> && (is_int_v<T> || std::is_same_v<T, float> ||
                                                    std::is_same_v<T, double>);
     if constexpr (vec) {
-        using V = SumV<T>;  // NOTE: an alias `T __attribute__((vector_size(32)))` drops it
-        constexpr int64_t L = 32 / sizeof(T);
-        constexpr bool Nan = is_float_v<T>;
-        if (s == int64_t(sizeof(T)) && n >= 4 * L) {
-            const T* P = reinterpret_cast<const T*>(p);
-            V m0 = ld<V>(P), m1 = ld<V>(P + L), m2 = ld<V>(P + 2 * L), m3 = ld<V>(P + 3 * L);
-            int64_t i = 4 * L;
-            for (; i + 4 * L <= n; i += 4 * L) {
-                m0 = extreme_step<Max, Nan>(m0, ld<V>(P + i));
-                m1 = extreme_step<Max, Nan>(m1, ld<V>(P + i + L));
-                m2 = extreme_step<Max, Nan>(m2, ld<V>(P + i + 2 * L));
-                m3 = extreme_step<Max, Nan>(m3, ld<V>(P + i + 3 * L));
-            }
-            const V m = extreme_step<Max, Nan>(extreme_step<Max, Nan>(m0, m1),
-                                               extreme_step<Max, Nan>(m2, m3));
-            T r = m[0];
-            for (int64_t j = 1; j < L; ++j) r = extreme_step<Max, Nan>(r, T(m[j]));
-            for (; i < n; ++i) r = extreme_step<Max, Nan>(r, P[i]);
-            return r;
-        }
+        if (lanes_fold_fits<T>(n, s))
+            return lanes_fold(reinterpret_cast<const T*>(p), n,
+                              [](auto m, auto v) { return extreme_step<Max, is_float_v<T>>(m, v); });
     }
     using Op = std::conditional_t<Max, ops::maximum, ops::minimum>;
     return fold<Op, A, T>(p + s, n - 1, s, load_acc<A, T>(p));
 }
 
-// The product of a row: a contiguous float32 or float64 row in four vectors of lanes, as
-// extreme's (a sequential fold runs at the multiply's latency, 0.35 ns an element). The
-// result changes in its last bits with the order, as NumPy's and PyTorch's vectorised
-// products do (integers keep the fold: signed vector products may not overflow).
+// The product of a row: a contiguous float32 or float64 row by lanes_fold. The result
+// changes in its last bits with the order, as NumPy's and PyTorch's vectorised products do
+// (integers keep the fold: signed vector products may not overflow).
 template <class A, class T> A product(const char* p, int64_t n, int64_t s) {
     constexpr bool vec = std::is_same_v<A, T> && (std::is_same_v<T, float> || std::is_same_v<T, double>);
     if constexpr (vec) {
-        using V = SumV<T>;
-        constexpr int64_t L = 32 / sizeof(T);
-        if (s == int64_t(sizeof(T)) && n >= 4 * L) {
-            const T* P = reinterpret_cast<const T*>(p);
-            V m0 = ld<V>(P), m1 = ld<V>(P + L), m2 = ld<V>(P + 2 * L), m3 = ld<V>(P + 3 * L);
-            int64_t i = 4 * L;
-            for (; i + 4 * L <= n; i += 4 * L) {
-                m0 *= ld<V>(P + i);
-                m1 *= ld<V>(P + i + L);
-                m2 *= ld<V>(P + i + 2 * L);
-                m3 *= ld<V>(P + i + 3 * L);
-            }
-            const V m = (m0 * m1) * (m2 * m3);
-            T r = m[0];
-            for (int64_t j = 1; j < L; ++j) r = ops::multiply::f(r, T(m[j]));
-            for (; i < n; ++i) r = ops::multiply::f(r, P[i]);
-            return r;
-        }
+        if (lanes_fold_fits<T>(n, s))
+            return lanes_fold(reinterpret_cast<const T*>(p), n, [](auto a, auto b) { return a * b; });
     }
     return fold<ops::multiply, A, T>(p, n, s, A(1));
 }
