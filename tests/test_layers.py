@@ -38,7 +38,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ]),
     ("composite chapters", [
         "_searching", "_subscript", "_set", "_linear_algebra_functions", "_random", "random",
-        "fft", "linalg", "_dlpack", "_inspection", "_checkpoints",
+        "fft", "linalg", "special", "_dlpack", "_inspection", "_checkpoints",
     ]),
     ("the Array API namespace", ["_namespace"]),
     ("backward engine, gradient rules, fused composites, nn, optim", [

@@ -38,9 +38,9 @@ from ._checkpoints import load, load_metadata, save
 
 __all__ += ["load", "load_metadata", "save"]
 
-from . import autograd, composite, nn, optim
+from . import autograd, composite, nn, optim, special
 
-__all__ += ["autograd", "composite", "nn", "optim"]
+__all__ += ["autograd", "composite", "nn", "optim", "special"]
 
 from ._methods import bind_methods as _bind_methods
 

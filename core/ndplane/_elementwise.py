@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -45,9 +46,9 @@ __all__ = [
 ]  # fmt: skip
 
 # Rows with no Array API name: protocol ops a backend may implement, whose public function lives
-# elsewhere (``ndplane.nn.functional.sigmoid``), so the namespace stays the standard's. Each is
-# this module's attribute but not in ``__all__``.
-NOT_EXPORTED = frozenset({"sigmoid"})
+# elsewhere (``ndplane.nn.functional.sigmoid`` and ``gelu``, ``ndplane.special.erf``), so the
+# namespace stays the standard's. Each is this module's attribute but not in ``__all__``.
+NOT_EXPORTED = frozenset({"erf", "gelu", "sigmoid"})
 
 Operand = Array | bool | int | float | complex
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -320,6 +321,140 @@ def _sigmoid(x: Array) -> Array:
     return _graph.record_elementwise("sigmoid", out, (x,)) if x.requires_grad else out
 
 
+_ERF_SCALAR = np.frompyfunc(math.erf, 1, 1)
+_ERFC_SCALAR = np.frompyfunc(math.erfc, 1, 1)
+_SQRT_HALF = math.sqrt(0.5)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _float64_kernel(name: str, fn: Callable[[np.ndarray], np.ndarray]) -> Callable[..., Any]:
+    """A reference kernel computed in float64 and rounded once to the result dtype."""
+
+    def kernel(x: np.ndarray, out: np.ndarray | None = None) -> Any:
+        if x.dtype.kind != "f":  # as a ufunc without the loop (the core casts integers first)
+            raise TypeError(f"{name}: no loop for {x.dtype}")
+        r = fn(x.astype(np.float64))
+        if out is None:
+            return r.astype(x.dtype)
+        np.copyto(out, r, casting="unsafe")
+        return out
+
+    return kernel
+
+
+# NOTE: NumPy has no erf; the reference kernels call the C library's erf/erfc (correctly rounded
+# in float64 but for an ulp) once per element: slow (~60 ns an element), but an oracle that
+# shares nothing with the decomposition below or the backends' kernels. GELU is x * Phi(x) with
+# Phi(x) = erfc(-x / sqrt 2) / 2, which keeps its relative accuracy in the left tail, where
+# 1 + erf(x / sqrt 2) cancels.
+_erf_kernel = _float64_kernel("erf", lambda x: np.asarray(_ERF_SCALAR(x), dtype=np.float64))
+
+
+def _gelu_float64(x: np.ndarray) -> np.ndarray:
+    # NOTE: z = -x / sqrt 2 rounds; erfc(z + zl) = erfc(z) (1 - D zl) to first order, with
+    # D = 2 exp(-z^2) / (sqrt pi erfc(z)) ~ 2z: without it, float64 inputs at x = -37 lose
+    # 5 ulp to z's rounding (float32 and float16 inputs, computed in float64, lose nothing).
+    z = x * -_SQRT_HALF
+    hi = np.float64(-0.7071067811865476)  # float64(-1 / sqrt 2); its error below
+    c = 134217729.0 * x
+    xh = c - (c - x)
+    xl = x - xh
+    h2 = 134217729.0 * hi
+    hh = h2 - (h2 - hi)
+    hl = hi - hh
+    zl = ((xh * hh - z) + xh * hl + xl * hh) + xl * hl + x * 4.833646656726457e-17
+    erfc = np.asarray(_ERFC_SCALAR(z), dtype=np.float64)
+    d = np.where(erfc > 0, _TWO_OVER_SQRT_PI * np.exp(-z * z) / np.where(erfc > 0, erfc, 1), 0)
+    fix = np.where(np.abs(z) < 30, 1 - d * zl, 1)  # erfc is 0 or 2 past 27 (and zl may overflow)
+    return 0.5 * x * erfc * fix
+
+
+_gelu_kernel = _float64_kernel("gelu", _gelu_float64)
+
+# The decomposition of erf: |x| < _ERF_SPLIT: erf(x) = x * p(x^2); above: erf(x) = 1 - erfc(|x|)
+# (sign restored) with erfc(z) = exp(-z^2) / z * q(1 / z), where erfc(z) exp(z^2) z is smooth
+# in 1 / z. p and q are Chebyshev series interpolated from the C library's erf and erfc at first
+# use, cut where their coefficients fall below the dtype's precision. Past _ERF_TOP erfc is below
+# float64's half ulp of 1, so 1 - erfc is 1 whatever q gives there.
+_ERF_SPLIT = 1.5
+_ERF_TOP = 6.0
+
+
+def _chebyshev_fit(f: Callable[[float], float], tol: float, n: int = 40) -> tuple[float, ...]:
+    """The Chebyshev series of ``f`` on [-1, 1] interpolated at ``n`` points, cut after the last
+    coefficient above ``tol``. Each ``T_k`` at each point is one ``cos`` of a reduced angle and
+    each coefficient one exact sum, so the coefficients are as accurate as ``f``'s values
+    (NumPy's ``chebinterpolate`` builds ``T_k`` by recurrence: ~1e-15 of noise past degree 12)."""
+    values = [f(math.cos(math.pi * (2 * j + 1) / (2 * n))) for j in range(n)]
+    coefficients = [
+        math.fsum(v * math.cos(math.pi * (k * (2 * j + 1) % (4 * n)) / (2 * n)) for j, v in enumerate(values)) * (2 / n)
+        for k in range(n)
+    ]  # fmt: skip
+    coefficients[0] /= 2
+    last = max(k for k, c in enumerate(coefficients) if math.fabs(c) > tol)
+    return tuple(coefficients[: last + 1])
+
+
+@functools.cache
+def _erf_series(tol: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    def small(u: float) -> float:  # erf(r) / r, r = sqrt(s), s in [0, SPLIT^2]
+        r = math.sqrt((u + 1) * (0.5 * _ERF_SPLIT * _ERF_SPLIT))
+        return math.erf(r) / r if r else _TWO_OVER_SQRT_PI
+
+    def large(u: float) -> float:  # erfc(z) exp(z^2) z, 1 / z in [1 / TOP, 1 / SPLIT]
+        z = 1 / (1 / _ERF_TOP + (u + 1) * (0.5 * (1 / _ERF_SPLIT - 1 / _ERF_TOP)))
+        # exp(z^2) with z^2 = zz + err exactly (Dekker's product): exp(zz) alone would carry
+        # zz's rounding times z^2, up to 36 ulp.
+        c = 134217729.0 * z
+        hi = c - (c - z)
+        lo = z - hi
+        zz = z * z
+        err = ((hi * hi - zz) + 2 * hi * lo) + lo * lo
+        return math.erfc(z) * math.exp(zz) * (1 + err) * z
+
+    return _chebyshev_fit(small, tol), _chebyshev_fit(large, tol)
+
+
+def _clenshaw(u: Array, coefficients: Sequence[float]) -> Array:
+    """The Chebyshev series ``sum c_k T_k(u)`` by Clenshaw's recurrence (stable on [-1, 1])."""
+    u2 = add(u, u)
+    b1: Any = coefficients[-1]
+    b2: Any = 0.0
+    for c in coefficients[-2:0:-1]:
+        b1, b2 = add(subtract(multiply(u2, b1), b2), c), b1
+    return add(subtract(multiply(u, b1), b2), coefficients[0])
+
+
+def _erf(x: Array) -> Array:
+    # The decomposition for backends without the kernel (about 3 kernels per coefficient).
+    with _graph.no_grad():
+        p, q = _erf_series(2.0**-53 if x.dtype.itemsize >= 8 else 2.0**-26)
+        s = multiply(x, x)
+        small = multiply(x, _clenshaw(subtract(multiply(s, 2 / (_ERF_SPLIT * _ERF_SPLIT)), 1), p))
+        a = abs(x)
+        v = divide(1, clip(a, _ERF_SPLIT, _ERF_TOP))
+        u = subtract(multiply(subtract(v, 1 / _ERF_TOP), 2 / (1 / _ERF_SPLIT - 1 / _ERF_TOP)), 1)
+        erfc = multiply(multiply(exp(negative(s)), v), _clenshaw(u, q))
+        large = copysign(subtract(1, erfc), x)
+        out = _dispatch.where(less(a, _ERF_SPLIT), small, large)
+    return _graph.record_elementwise("erf", out, (x,)) if x.requires_grad else out
+
+
+def _gelu(x: Array) -> Array:
+    # The decomposition for backends without the kernel: x / 2 * (1 + erf(x / sqrt 2)), with
+    # erf native where the backend has it.
+    with _graph.no_grad():
+        out = multiply(multiply(x, 0.5), add(erf(multiply(x, _SQRT_HALF)), 1))
+    return _graph.record_elementwise("gelu", out, (x,)) if x.requires_grad else out
+
+
+def _gelu_grad(nd: Any, g: Any, x: Any, o: Any) -> Any:
+    # d/dx x Phi(x) = Phi(x) + x phi(x)
+    phi = nd.exp(x * x * -0.5) * _INV_SQRT_2PI
+    return g * ((erf(x * _SQRT_HALF) + 1) * 0.5 + x * phi)
+
+
 def _logaddexp(a: Any, b: Any) -> Array:
     hi = maximum(a, b)
     stable = add(hi, log1p(exp(negative(abs(subtract(a, b))))))
@@ -456,6 +591,16 @@ def cosh(x: Array, /) -> Array:
     >>> import ndplane as nd
     >>> nd.cosh(nd.asarray([0.0])).tolist()
     [1.0]
+    """
+
+
+@_unary(_REAL, "float", _erf_kernel, grad=(lambda nd, g, x, o: g * (nd.exp(-(x * x)) * _TWO_OVER_SQRT_PI),), decompose=_erf, accuracy="transcendental", domain=(-7, 7))
+def erf(x: Array, /) -> Array:
+    """The error function, 2 / sqrt(pi) times the integral of exp(-t^2) from 0 to x; public as ``special.erf``.
+
+    >>> import ndplane as nd
+    >>> [round(v, 6) for v in nd.special.erf(nd.asarray([0.0, 0.5, -3.0])).tolist()]
+    [0.0, 0.5205, -0.999978]
     """
 
 
@@ -826,6 +971,16 @@ def floor_divide(x1: Operand, x2: Operand, /) -> Array:
     >>> import ndplane as nd
     >>> nd.floor_divide(nd.asarray([7, -7]), 2).tolist()
     [3, -4]
+    """
+
+
+@_unary(_REAL, "float", _gelu_kernel, grad=(_gelu_grad,), decompose=_gelu, accuracy="transcendental", domain=(-12, 12))
+def gelu(x: Array, /) -> Array:
+    """Gaussian error linear unit, x * Phi(x) (Phi: the standard normal CDF); public as ``nn.functional.gelu``.
+
+    >>> import ndplane as nd
+    >>> [round(v, 4) for v in nd.nn.functional.gelu(nd.asarray([-1.0, 0.0, 1.0])).tolist()]
+    [-0.1587, 0.0, 0.8413]
     """
 
 

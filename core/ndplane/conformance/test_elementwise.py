@@ -189,7 +189,9 @@ def _signed_zeros(op: str, dtype: nd.DType) -> bool:
 
 
 # Rows with no Array API name (``_elementwise.NOT_EXPORTED``), called by their public name.
-PUBLIC_NAMES: dict[str, Callable[..., nd.Array]] = {"sigmoid": nd.nn.functional.sigmoid}
+PUBLIC_NAMES: dict[str, Callable[..., nd.Array]] = {
+    "erf": nd.special.erf, "gelu": nd.nn.functional.gelu, "sigmoid": nd.nn.functional.sigmoid,
+}  # fmt: skip
 
 
 def _call(op: str, *args: Any) -> nd.Array:

@@ -71,7 +71,8 @@ CASES: dict[str, tuple[list[tuple[int, ...]], Loss]] = {
     "layer_norm": ([(3, 8), (8,)], lambda t: nd.sum(F.layer_norm(t[0], 8, t[1]) ** 3)),
     "conv": ([(1, 2, 5, 5), (3, 2, 3, 3)], lambda t: nd.sum(F.max_pool2d(F.conv2d(t[0], t[1], padding=1), 2) ** 2)),
     "nn:activations": ([(3, 5)], lambda t: nd.sum(F.relu(t[0]) * _ramp(t[0], 5) + F.gelu(t[0]) + F.sigmoid(t[0]) ** 2 + F.silu(t[0])
-                                                  + F.gelu(t[0], approximate="tanh") * F.log_softmax(t[0], axis=0))
+                                                  + F.gelu(t[0], approximate="tanh") * F.log_softmax(t[0], axis=0)
+                                                  + nd.special.erf(t[0]) * t[0])
                        + nd.sum(F.logsumexp(t[0], axis=1, keepdims=True) * t[0])),
     "nn:linear+losses": ([(4, 3), (5, 3), (5,)], lambda t: _losses(F.linear(t[0], t[1], t[2]))),
     "nn:pooling": ([(2, 3, 5, 5)], lambda t: nd.sum(F.avg_pool2d(F.pad2d(t[0], 1), 2) ** 2)

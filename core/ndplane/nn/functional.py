@@ -44,18 +44,12 @@ def relu(x: Array) -> Array:
     return _graph.record("relu", out, (x,), (out,)) if x.requires_grad else out
 
 
-def _erf(x: Array) -> Array:
-    # NOTE: Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): enough for float32 activations and
-    # written with core ops, so every backend gets GELU and its gradient.
-    s = nd.sign(x)
-    a = nd.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    return s * (1.0 - poly * nd.exp(-a * a))
-
-
 def gelu(x: Array, approximate: str = "none") -> Array:
-    """Gaussian error linear unit: ``x * Phi(x)`` (``approximate="tanh"`` for the tanh form).
+    """Gaussian error linear unit: ``x * Phi(x)``, Phi the standard normal CDF
+    (``approximate="tanh"`` for the tanh form).
+
+    The exact form is one native kernel where the backend has the ``gelu`` op, else the core's
+    ``x / 2 * (1 + erf(x / sqrt 2))``; either way its gradient is ``g * (Phi(x) + x phi(x))``.
 
     >>> import ndplane as nd
     >>> round(float(gelu(nd.asarray(1.0))), 4)
@@ -65,7 +59,7 @@ def gelu(x: Array, approximate: str = "none") -> Array:
         return 0.5 * x * (1.0 + nd.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
     if approximate != "none":
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh'; got {approximate!r}.")
-    return 0.5 * x * (1.0 + _erf(x * (1.0 / math.sqrt(2.0))))
+    return _elementwise.gelu(x)
 
 
 def sigmoid(x: Array) -> Array:

@@ -7,6 +7,8 @@
 // that declare `half_native` (nextafter works on the float16 bit pattern).
 #pragma once
 
+#include <bit>
+
 #include "common.h"
 #include "vmath.h"
 
@@ -16,10 +18,10 @@ namespace ndp::ops {
 // Array API names.
 #define NDP_UNARY_OPS(X)                                                                     \
     X(abs) X(acos) X(acosh) X(asin) X(asinh) X(atan) X(atanh) X(bitwise_invert) X(ceil)      \
-    X(conj) X(cos) X(cosh) X(exp) X(expm1) X(floor) X(imag) X(isfinite) X(isinf) X(isnan)    \
-    X(log) X(log1p) X(log2) X(log10) X(logical_not) X(negative) X(real) X(reciprocal)        \
-    X(round) X(sigmoid) X(sign) X(signbit) X(sin) X(sinh) X(sqrt) X(square) X(tan) X(tanh)    \
-    X(trunc)
+    X(conj) X(cos) X(cosh) X(erf) X(exp) X(expm1) X(floor) X(gelu) X(imag) X(isfinite)      \
+    X(isinf) X(isnan) X(log) X(log1p) X(log2) X(log10) X(logical_not) X(negative) X(real)     \
+    X(reciprocal) X(round) X(sigmoid) X(sign) X(signbit) X(sin) X(sinh) X(sqrt) X(square)     \
+    X(tan) X(tanh) X(trunc)
 
 #define NDP_BINARY_OPS(X)                                                                    \
     X(add) X(atan2) X(bitwise_and) X(bitwise_left_shift) X(bitwise_or) X(bitwise_right_shift) \
@@ -223,6 +225,101 @@ NDP_OP(sigmoid, F<T>)
 template <class T> static T f(T x) {
     const T e = vm::exp(-std::fabs(x));
     return (x >= T(0) ? T(1) : e) / (T(1) + e);
+}
+NDP_END
+
+NDP_OP(erf, F<T>)
+template <class T> static T f(T x) { return vm::erf(x); }
+NDP_END
+
+// x * c - p exactly, for p = x * c rounded: one FMA, else Dekker's product of Veltkamp's halves
+// (overflows to NaN past 2^115 in float32 or 2^996 in float64; callers select it away there).
+template <class T> inline T product_error(T x, T c, T p) {
+#if defined(__FMA__)
+    return std::fma(x, c, -p);
+#else
+    constexpr T split = std::is_same_v<T, float> ? T(4097) : T(134217729);
+    const T tx = x * split, xh = tx - (tx - x), xl = x - xh;
+    const T tc = c * split, ch = tc - (tc - c), cl = c - ch;
+    return ((xh * ch - p) + xh * cl + xl * ch) + xl * cl;
+#endif
+}
+
+#if defined(__FMA__)
+// erfc(z) in float32 for gelu, with D = -erfc'(z) / erfc(z) for the correction of its argument.
+// libmvec's erfcf costs three of its expf (0.69 against 0.22 ns an element with AVX-512); this
+// costs about one: erfc(a) = exp(-a^2) t S(u) for a = |z|, t = 1 / (1 + a), u = ALPHA t + BETA,
+// S a polynomial of degree 12 that tools/fit_erfc.py fits and prints (t S within 3.7 x 2^-24 of
+// erfc(a) exp(a^2) in float32 arithmetic); exp(-a^2) with a^2's rounding (FMA) folded into
+// the reduced argument r, e^r by Taylor's degree 7 on |r| <= ln 2 / 2, and 2^k as two powers
+// of two, the second applied by the caller after its own factors, so that a subnormal result
+// rounds once; erfc(-a) = 2 - erfc(a).
+struct ErfcF32 {
+    float erfc, scale, d;  // erfc(z) = erfc * scale: a power of two the caller applies last
+};
+inline ErfcF32 erfc_f32(float z) {
+    constexpr float ALPHA = 2.1980198f, BETA = -1.1980198f;
+    // S's coefficients, u^0 first (tools/fit_erfc.py --k 1.0 --degree 12)
+    constexpr float S0 = 0.875795732f, S1 = 0.200358471f, S2 = -0.0812612069f, S3 = -0.00417445751f,
+                    S4 = 0.0144121069f, S5 = -0.00603960489f, S6 = 0.000356562232f, S7 = 0.00114284078f,
+                    S8 = -0.000879359926f, S9 = 0.000300147654f, S10 = 7.10374182e-05f,
+                    S11 = -0.000114602594f, S12 = 3.23332261e-05f;
+    const float a0 = std::fabs(z);
+    const bool tail = !(a0 < 10.5f);  // erfc is 0 (or 2) in float32 past 10.06; NaN here too
+    const float a = tail ? 10.5f : a0;  // keeps 2^k normal
+    const float p = a * a;
+    const float pl = std::fma(a, a, -p);                          // a^2 = p + pl exactly
+    const float kf = (p * -1.44269504f + 12582912.f) - 12582912.f;  // round(-p / ln 2)
+    float r = std::fma(kf, -0.693147182f, -p);                    // exact (|r| < 1, both on 2^-24)
+    r = std::fma(kf, 1.90465421e-09f, r) - pl;                    // ln 2's float rounding, then pl
+    float e = std::fma(std::fma(std::fma(1.f / 5040, r, 1.f / 720), r, 1.f / 120), r, 1.f / 24);
+    e = std::fma(std::fma(std::fma(std::fma(e, r, 1.f / 6), r, 0.5f), r, 1.f), r, 1.f);
+    const int k = static_cast<int>(kf), k1 = k >> 1, k2 = k - k1;
+    e = e * std::bit_cast<float>((k1 + 127) << 23);  // times `scale` = 2^k2 (k1, k2 >= -80)
+    const float scale = tail ? 0.f : std::bit_cast<float>((k2 + 127) << 23);
+    const float t = 1.f / (1.f + a);
+    const float u = std::fma(t, ALPHA, BETA);
+    float s = std::fma(std::fma(std::fma(std::fma(S12, u, S11), u, S10), u, S9), u, S8);
+    s = std::fma(std::fma(std::fma(std::fma(s, u, S7), u, S6), u, S5), u, S4);
+    s = std::fma(std::fma(std::fma(std::fma(s, u, S3), u, S2), u, S1), u, S0);
+    const float pos = e * (t * s);
+    const bool right = z >= 0.f;
+    const float erfc = right ? pos : 2.f - pos * scale;
+    // D = 2 / sqrt(pi) exp(-z^2) / erfc(z), for a correction of the order of z^2 ulp: 6 %
+    // is enough, with no division: 2a + t (1 + 0.128 t) on the right (2a + 1 / a at large a,
+    // 2 / sqrt(pi) at 0), 1 / sqrt(pi) exp(-z^2) (1 + 2 - erfc) on the left (to 12 %).
+    const float d = right ? std::fma(t, std::fma(0.128379167f, t, 1.f), 2.f * a)
+                          : 0.564189584f * e * scale * (3.f - erfc);
+    return {erfc, right ? scale : 1.f, d};
+}
+#endif
+
+// x * Phi(x) with Phi(x) = erfc(z) / 2, z = -x / sqrt 2: erfc keeps its relative accuracy in
+// the left tail, where 1 + erf(x / sqrt 2) (PyTorch's formula) cancels to 0 from x = -8.3
+// (float64) or -5.5 (float32) while the true value is still a normal number. z is not exact:
+// its rounding zl (the product's, product_error, and the constant's) changes erfc by a factor
+// 1 - D(z) zl, D = -erfc' / erfc, which grows like 2z -- up to 180 ulp in float32 at x = -13
+// without it. float32 takes erfc_f32 and its D; float64 libmvec's erfc with D from the bound
+// erfc(z) exp(z^2) <= 2 / (sqrt pi (z + sqrt(z^2 + 4 / pi))) on the right (exact at 0, 2z +
+// 0.64 / z against 2z + 1 / z at large z), and no factor on the left, where D zl is below
+// 0.5 ulp (D < 1.13 exp(-z^2)). No factor where erfc is 0 or 2 (at +-inf and NaN zl is NaN).
+NDP_OP(gelu, F<T>)
+template <class T> static T f(T x) {
+    constexpr T c = T(-0.70710678118654752440L);
+    constexpr T c_lo = T(-0.70710678118654752440L - static_cast<long double>(c));
+    const T z = x * c;
+    const T zl = product_error(x, c, z) + x * c_lo;
+#if defined(__FMA__)
+    if constexpr (std::is_same_v<T, float>) {
+        const ErfcF32 e = erfc_f32(z);
+        // erfc is 0 or 2 past 16; the scale last, so a subnormal result rounds once
+        return x * 0.5f * e.erfc * (std::fabs(z) < 16.f ? 1.f - e.d * zl : 1.f) * e.scale;
+    }
+#endif
+    const T zc = z < T(30) ? z : T(30);  // erfc is 0 past 27
+    const T d = zc + std::sqrt(zc * zc + T(1.27323954473516268615L));
+    const T fix = (z > T(0)) & (z < T(30)) ? T(1) - d * zl : T(1);
+    return x * T(0.5) * vm::erfc(z) * fix;
 }
 NDP_END
 
@@ -632,9 +729,9 @@ NDP_END
 // their loops with 512-bit vectors (libmvec's 16-wide float variants), the rest with 256-bit ones
 // (elementwise.cc says why).
 #define NDP_MATH_BOUND_OPS(X)                                                                \
-    X(acos) X(acosh) X(asin) X(asinh) X(atan) X(atanh) X(cos) X(cosh) X(exp) X(expm1) X(log)  \
-    X(log1p) X(log2) X(log10) X(sigmoid) X(sin) X(sinh) X(tan) X(tanh) X(atan2) X(hypot)      \
-    X(logaddexp) X(logaddexp2) X(pow)
+    X(acos) X(acosh) X(asin) X(asinh) X(atan) X(atanh) X(cos) X(cosh) X(erf) X(exp) X(expm1)  \
+    X(gelu) X(log) X(log1p) X(log2) X(log10) X(sigmoid) X(sin) X(sinh) X(tan) X(tanh)         \
+    X(atan2) X(hypot) X(logaddexp) X(logaddexp2) X(pow)
 template <class Op> constexpr bool math_bound = false;
 #define X(name) template <> constexpr bool math_bound<name> = true;
 NDP_MATH_BOUND_OPS(X)

@@ -29,8 +29,8 @@
 // Every libm function the ops call, unary (U) and binary (B): the one list of them (the
 // declarations below and the ndp::vm overloads are both made from it).
 #define NDP_VMATH_FUNCTIONS(U, B)                                                        \
-    U(acos) U(acosh) U(asin) U(asinh) U(atan) U(atanh) U(cos) U(cosh) U(exp) U(exp2)      \
-    U(expm1) U(log) U(log10) U(log1p) U(log2) U(sin) U(sinh) U(tan) U(tanh)               \
+    U(acos) U(acosh) U(asin) U(asinh) U(atan) U(atanh) U(cos) U(cosh) U(erf) U(erfc)      \
+    U(exp) U(exp2) U(expm1) U(log) U(log10) U(log1p) U(log2) U(sin) U(sinh) U(tan) U(tanh) \
     B(atan2) B(hypot) B(pow)
 
 #if defined(NDP_LIBMVEC)

@@ -10,10 +10,10 @@ namespace ndp::ops {
 
 #define NDP_UNARY_OPS(X)                                                                     \
     X(abs) X(acos) X(acosh) X(asin) X(asinh) X(atan) X(atanh) X(bitwise_invert) X(ceil)      \
-    X(conj) X(cos) X(cosh) X(exp) X(expm1) X(floor) X(imag) X(isfinite) X(isinf) X(isnan)    \
-    X(log) X(log1p) X(log2) X(log10) X(logical_not) X(negative) X(real) X(reciprocal)        \
-    X(round) X(sigmoid) X(sign) X(signbit) X(sin) X(sinh) X(sqrt) X(square) X(tan) X(tanh)    \
-    X(trunc)
+    X(conj) X(cos) X(cosh) X(erf) X(exp) X(expm1) X(floor) X(gelu) X(imag) X(isfinite)      \
+    X(isinf) X(isnan) X(log) X(log1p) X(log2) X(log10) X(logical_not) X(negative) X(real)     \
+    X(reciprocal) X(round) X(sigmoid) X(sign) X(signbit) X(sin) X(sinh) X(sqrt) X(square)     \
+    X(tan) X(tanh) X(trunc)
 
 #define NDP_BINARY_OPS(X)                                                                    \
     X(add) X(atan2) X(bitwise_and) X(bitwise_left_shift) X(bitwise_or) X(bitwise_right_shift) \
@@ -173,6 +173,16 @@ template <class T> NDP_D static T f(T x) {
     const T e = ::exp(-::fabs(x));
     return (x >= T(0) ? T(1) : e) / (T(1) + e);
 }
+NDP_END
+
+NDP_OP(erf, F<T>)
+template <class T> NDP_D static T f(T x) { return ::erf(x); }
+NDP_END
+
+// x * Phi(x) with Phi(x) = erfc(-x / sqrt 2) / 2, accurate in the left tail (the cpu backend's
+// formula).
+NDP_OP(gelu, F<T>)
+template <class T> NDP_D static T f(T x) { return x * T(0.5) * ::erfc(x * T(-0.70710678118654752440)); }
 NDP_END
 
 NDP_OP(log1p, F<T> || C<T>)
