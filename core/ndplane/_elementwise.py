@@ -18,9 +18,9 @@ A backend lists the ops it has in ``Backend.ops``; ``backend/ops.py`` names the 
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast

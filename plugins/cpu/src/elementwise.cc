@@ -76,35 +76,33 @@ template <class Op, class T>
     }
 }
 
-// remainder of float32 / float64 (any strides), exact as NumPy's divmod: blocks of
-// UNARY_BLOCK gathered on the stack, a vectorised pass through ops::fmod_fast, then libm's
-// fmod for the elements it could not do (rare: NaN, infinities, b == 0, huge quotients).
-// libm's fmod alone took 6-8 ns an element, this 0.6-0.9. NOTE: floor_divide keeps its
-// scalar loop: GCC 12 does not vectorise the quotient's selects, and scalar they were no
-// faster than libm's fmod.
-template <class T>
-[[gnu::always_inline]] inline void remainder_run(const char* a, int64_t sa, const char* b, int64_t sb, char* o,
-                                                 int64_t so, int64_t n) {
-    alignas(64) T ab[UNARY_BLOCK], bb[UNARY_BLOCK], rb[UNARY_BLOCK];
+// remainder and floor_divide of float32 / float64 (any strides), exact as NumPy's divmod:
+// blocks of UNARY_BLOCK gathered on the stack, a vectorised pass through ops::fmod_fast and
+// the divmod's selects (ops::fdivmod_of), then libm's fmod for the elements fmod_fast could
+// not do (rare: NaN, infinities, b == 0, huge quotients). libm's fmod alone took 6-8 ns an
+// element, this 0.6-0.9. NOTE: the check is a loop of its own: GCC 12 leaves the first loop
+// scalar when it also reduces the flags (the quotient's selects and the reduction together).
+template <class Op, class T>
+[[gnu::always_inline]] inline void divmod_run(const char* a, int64_t sa, const char* b, int64_t sb, char* o,
+                                              int64_t so, int64_t n) {
+    alignas(64) T ab[UNARY_BLOCK], bb[UNARY_BLOCK], fb[UNARY_BLOCK], rb[UNARY_BLOCK];
     for (int64_t i0 = 0; i0 < n; i0 += UNARY_BLOCK) {
         const int64_t m = std::min(UNARY_BLOCK, n - i0);
         for (int64_t i = 0; i < m; ++i) {
             ab[i] = ld<T>(a + (i0 + i) * sa);
             bb[i] = ld<T>(b + (i0 + i) * sb);
         }
-        int redo_any = 0;
         for (int64_t i = 0; i < m; ++i) {
-            bool redo;
-            const T fm = ops::fmod_fast(ab[i], bb[i], redo);
-            ops::fdivmod_of(ab[i], bb[i], fm, rb[i]);  // the quotient is not needed
-            redo_any |= redo ? 1 : 0;
+            T mod;
+            const T fm = fb[i] = ops::fmod_fast(ab[i], bb[i]);
+            const T q = ops::fdivmod_of(ab[i], bb[i], fm, mod);
+            rb[i] = std::is_same_v<Op, ops::floor_divide> ? q : mod;
         }
+        int redo_any = 0;
+        for (int64_t i = 0; i < m; ++i) redo_any |= ops::fmod_inexact(ab[i], bb[i], fb[i]) ? 1 : 0;
         if (redo_any) {
-            for (int64_t i = 0; i < m; ++i) {
-                bool redo;
-                ops::fmod_fast(ab[i], bb[i], redo);
-                if (redo) rb[i] = ops::apply2<ops::remainder, T>(ab[i], bb[i]);
-            }
+            for (int64_t i = 0; i < m; ++i)
+                if (ops::fmod_inexact(ab[i], bb[i], fb[i])) rb[i] = ops::apply2<Op, T>(ab[i], bb[i]);
         }
         for (int64_t i = 0; i < m; ++i) st<T>(o + (i0 + i) * so, rb[i]);
     }
@@ -116,8 +114,9 @@ template <class Op, class T>
 [[gnu::always_inline]] inline void binary_run(const char* a, int64_t sa, const char* b, int64_t sb,
                                               char* o, int64_t so, int64_t n) {
 #if defined(__FMA__)
-    if constexpr (std::is_same_v<Op, ops::remainder> && (std::is_same_v<T, float> || std::is_same_v<T, double>))
-        return remainder_run<T>(a, sa, b, sb, o, so, n);
+    if constexpr ((std::is_same_v<Op, ops::remainder> || std::is_same_v<Op, ops::floor_divide>) &&
+                  (std::is_same_v<T, float> || std::is_same_v<T, double>))
+        return divmod_run<Op, T>(a, sa, b, sb, o, so, n);
 #endif
     using R = decltype(ops::apply2<Op, T>(T{}, T{}));
     const T* A = reinterpret_cast<const T*>(a);

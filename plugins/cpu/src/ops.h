@@ -136,7 +136,7 @@ template <class R> inline R pow_cube(R a) {
 
 // NumPy's npy_divmod for floats, from fm = fmod(a, b) and b != 0: returns the floor
 // quotient, sets `mod`. NOTE: selects and `&` only (no branch, no short circuit): a loop of
-// it for the remainder vectorises (elementwise.cc, remainder_run).
+// it vectorises (elementwise.cc, divmod_run: remainder and floor_divide).
 template <class R> inline R fdivmod_of(R a, R b, R fm, R& mod) {
     const bool adj = (fm != R(0)) & ((b < R(0)) != (fm < R(0)));  // NaN fm: as npy_divmod
     const R div = adj ? (a - fm) / b - R(1) : (a - fm) / b;
@@ -158,13 +158,14 @@ template <class R> inline R fdivmod(R a, R b, R& mod) {
 // one fused multiply-add is exact whenever q is the true quotient (the remainder is
 // representable). A wrong q (a rounded quotient next to an integer, or past 2^53) leaves a
 // result of the wrong sign or not below |b|, and NaN, infinities and b == 0 give NaN:
-// `redo` says so, and the caller takes libm's fmod there. Only where the FMA is an
+// fmod_inexact says so, and the caller takes libm's fmod there. Only where the FMA is an
 // instruction (x86-64-v3 and up): elsewhere std::fma is a slow software call.
-template <class R> inline R fmod_fast(R a, R b, bool& redo) {
-    const R q = std::trunc(a / b);
-    const R r = std::fma(-q, b, a);
-    redo = !(std::fabs(r) < std::fabs(b)) | ((r != R(0)) & ((r < R(0)) != (a < R(0))));
+template <class R> inline R fmod_fast(R a, R b) {
+    const R r = std::fma(-std::trunc(a / b), b, a);
     return r == R(0) ? std::copysign(R(0), a) : r;
+}
+template <class R> inline bool fmod_inexact(R a, R b, R fm) {
+    return !(std::fabs(fm) < std::fabs(b)) | ((fm != R(0)) & ((fm < R(0)) != (a < R(0))));
 }
 
 // ---------------------------------------------------------------------------

@@ -349,11 +349,13 @@ def test_bool_ops_on_long_rows(h, op):
 
 
 @pytest.mark.parametrize("dtype", [ndplane.float32, ndplane.float64], ids=lambda d: d.name)
-def test_remainder_of_floats_bit_for_bit(h, dtype):
-    """Float remainder takes an FMA-based fmod (q = trunc(a / b), a - q * b in one fused
-    multiply-add) with libm's fmod for the elements it flags: quotients next to integers and
-    past 2^53, zeros of both signs, infinities, NaN, b == 0, subnormals; contiguous, strided
-    and broadcast operands. Every bit as the reference's npy_divmod on libm's fmod."""
+@pytest.mark.parametrize("op", ["remainder", "floor_divide"])
+def test_divmod_of_floats_bit_for_bit(h, dtype, op):
+    """Float remainder and floor_divide take an FMA-based fmod (q = trunc(a / b), a - q * b in
+    one fused multiply-add) with libm's fmod for the elements it flags: quotients next to
+    integers and past 2^53, zeros of both signs, infinities, NaN, b == 0, subnormals;
+    contiguous, strided and broadcast operands. Every bit as the reference's npy_divmod on
+    libm's fmod."""
     rng = np.random.default_rng(17)
     dt = dtype.dtype
     fi = np.finfo(dt)
@@ -373,9 +375,9 @@ def test_remainder_of_floats_bit_for_bit(h, dtype):
             for av, bv in [(a, bb), (a[::-1], bb[::-1]), (a[::3], bb[::-1][::3]), (a, bb[:1])]:
                 av, bv = np.broadcast_arrays(av, bv)
                 want = np.empty(av.shape, dt)
-                K.binary("remainder", av, bv, want)
+                K.binary(op, av, bv, want)
                 out = h.empty(av.shape, dtype)
-                h.be.binary("remainder", h.put(av), h.put(bv), out)
+                h.be.binary(op, h.put(av), h.put(bv), out)
                 got = h.get(out)
                 same = (got.view(np.uint8) == want.view(np.uint8)).reshape(got.shape + (-1,)).all(-1)
                 assert (same | (np.isnan(got) & np.isnan(want))).all(), (av[~same][:4], bv[~same][:4], got[~same][:4])
