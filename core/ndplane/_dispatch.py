@@ -580,10 +580,11 @@ def _as_2d(x: Array, backend: Backend, m: int, k: int, keep: list[Array],
 
 
 def fused_reduce(op: str, x: Array, axes: tuple[int, ...], result: _dtypes.DType,
-                 per_row: int | None = None) -> Array:  # fmt: skip
+                 per_row: int | None = None, rows: tuple[Array, ...] = ()) -> Array:  # fmt: skip
     """:func:`reduce` through the backend's ``fused:<op>`` (an (M, K) -> (M,) reduction that no
     primitive is, e.g. ``count_nonzero`` of any dtype, or (M, K) -> (M, per_row) as ``minmax``);
-    the caller checked the capability."""
+    ``rows``: arrays of one value per row (M elements, in the kept axes' order), passed after
+    ``x`` as (M,) Refs; the caller checked the capability."""
     st = x._storage
     backend = st.backend
     r = x._ref
@@ -592,10 +593,15 @@ def fused_reduce(op: str, x: Array, axes: tuple[int, ...], result: _dtypes.DType
     out = _out(st.device, backend, result, kept + width, m * (per_row or 1))
     if m:
         keep: list[Array] = []
-        src = _as_2d(x, backend, m, k, keep, moved)
+        inputs = [_as_2d(x, backend, m, k, keep, moved)]
+        for v in rows:
+            c = v if v._ref.contiguous else compact(v)
+            keep.append(c)
+            cr = c._ref
+            inputs.append(Ref(cr.buffer, cr.dtype, (m,), (1,), cr.offset, m, True))
         shape = (m, *width)
         ref = Ref(out._ref.buffer, result, shape, _layout.contiguous_strides(shape), 0, out.size, True)
-        backend.fused(op, (src,), ref, {})
+        backend.fused(op, tuple(inputs), ref, {})
     return out
 
 

@@ -599,8 +599,10 @@ def erf(x: Array, /) -> Array:
     """The error function, 2 / sqrt(pi) times the integral of exp(-t^2) from 0 to x; public as ``special.erf``.
 
     >>> import ndplane as nd
-    >>> [round(v, 6) for v in nd.special.erf(nd.asarray([0.0, 0.5, -3.0])).tolist()]
-    [0.0, 0.5205, -0.999978]
+    >>> nd.special.erf(nd.asarray([0.0, -0.0, float("inf"), -float("inf")])).tolist()
+    [0.0, -0.0, 1.0, -1.0]
+    >>> bool(abs(nd.special.erf(nd.asarray(0.5)) - 0.5204998778) < 1e-9)
+    True
     """
 
 
@@ -979,8 +981,10 @@ def gelu(x: Array, /) -> Array:
     """Gaussian error linear unit, x * Phi(x) (Phi: the standard normal CDF); public as ``nn.functional.gelu``.
 
     >>> import ndplane as nd
-    >>> [round(v, 4) for v in nd.nn.functional.gelu(nd.asarray([-1.0, 0.0, 1.0])).tolist()]
-    [-0.1587, 0.0, 0.8413]
+    >>> nd.nn.functional.gelu(nd.asarray([0.0, float("inf")])).tolist()
+    [0.0, inf]
+    >>> bool(abs(nd.nn.functional.gelu(nd.asarray(1.0)) - 0.8413447461) < 1e-9)
+    True
     """
 
 
@@ -1208,6 +1212,8 @@ def clip(x: Array, /, min: Operand | None = None, max: Operand | None = None) ->
             if math.isnan(bound):
                 raise ValueError("clip: a NaN bound is not allowed for integer arrays.")
             bound = math.floor(bound) if op == "minimum" else math.ceil(bound)
+        if out is not x and not out.requires_grad and _dispatch.binary_inplace(op, out, bound):
+            continue  # the second bound into the first's fresh result: one array, not two
         out = _dispatch.binary(op, out, bound)
         if out.dtype is not x.dtype:
             out = _dispatch.cast(out, x.dtype)

@@ -108,6 +108,23 @@ def _floating(x: Array) -> Array:
     return _dispatch.cast(x, x.device.backend.default_dtypes["real floating"])
 
 
+def sum_squares(x: Array, axis: Axis, keepdims: bool, name: str, centre: Array | None = None) -> Array:
+    """The sum of ``(x - centre)**2`` over ``axis`` for real floating ``x``: ``centre`` has
+    ``x``'s dtype and one value per reduced row (the result's shape with ``keepdims``), or is
+    None for 0. One pass through the backend's ``fused:sumsq`` where it has one and no gradient
+    is recorded, else ``subtract``, ``square`` and ``sum`` (the rule the gradient follows)."""
+    axes = _layout.normalize_axes(axis, x.ndim, name)
+    fused = "fused:sumsq" in x._storage.backend.capabilities
+    if fused and not x.requires_grad and (centre is None or not centre.requires_grad):
+        out = _dispatch.fused_reduce("sumsq", x, axes, x.dtype, rows=() if centre is None else (centre,))
+        if keepdims:
+            shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
+            out = view_as(out, shape, _layout.contiguous_strides(shape), 0)
+        return out
+    dev = x if centre is None else _dispatch.binary("subtract", x, centre)
+    return reduction("sum", _dispatch.unary("square", dev), axis, keepdims, x.dtype, name)
+
+
 def _count(x: Array, axis: Axis, name: str) -> int:
     return _layout.prod(x.shape[a] for a in _layout.normalize_axes(axis, x.ndim, name))
 
@@ -142,9 +159,7 @@ def var(
     mu = reduction("sum", xf, axis, True, xf.dtype, "var")
     n = _count(x, axis, "var")
     mu = _dispatch.binary("divide", mu, float(n) if n else float("nan"))
-    dev = _dispatch.binary("subtract", xf, mu)
-    sq = _dispatch.binary("multiply", dev, dev)
-    total = reduction("sum", sq, axis, keepdims, xf.dtype, "var")
+    total = sum_squares(xf, axis, keepdims, "var", centre=mu)
     denom = builtins.max(n - correction, 0)
     return _dispatch.binary("divide", total, float(denom) if denom else float("nan") if not n else 0.0)
 

@@ -489,7 +489,7 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: int | float | str |
     x = _matrices("matrix_norm", x)
     ax = (-2, -1)
     if ord is None or ord == "fro":
-        out = _dispatch.unary("sqrt", _sum_squares(x, ax, keepdims))
+        out = _dispatch.unary("sqrt", _sum_squares(x, ax, keepdims, "linalg.matrix_norm"))
     elif ord == "nuc" or ord in (2, -2):
         s = svdvals(x)
         if ord == "nuc":
@@ -510,10 +510,9 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: int | float | str |
     return out if out.dtype is want else _dispatch.cast(out, want)
 
 
-def _sum_squares(x: Array, axis: int | tuple[int, ...] | None, keepdims: bool) -> Array:
+def _sum_squares(x: Array, axis: int | tuple[int, ...] | None, keepdims: bool, name: str) -> Array:
     """The sum of ``|x|**2`` over ``axis``: real ``x`` squared as it is (no ``abs`` pass)."""
-    a = _abs(x) if x.dtype.kind == "complex" else x
-    return _statistical.sum(_dispatch.unary("square", a), axis=axis, keepdims=keepdims)
+    return _statistical.sum_squares(_abs(x) if x.dtype.kind == "complex" else x, axis, keepdims, name)
 
 
 def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
@@ -534,7 +533,7 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepd
     if isinstance(ord, bool) or not isinstance(ord, (int, float)):
         raise TypeError(f"linalg.vector_norm: ord must be a number; got {ord!r}.")
     if ord == 2:
-        return _dispatch.unary("sqrt", _sum_squares(x, axis, keepdims))
+        return _dispatch.unary("sqrt", _sum_squares(x, axis, keepdims, "linalg.vector_norm"))
     a = _abs(x)
     if ord == math.inf or ord == -math.inf:
         if a.size == 0:

@@ -302,6 +302,12 @@ class Backend:
           ``params = {"right": bool}``; ``out`` (K,) C-contiguous of the indexing dtype: for each
           ``v[0, k]``, how many elements of ``a`` sort before it (``right``: how many do not sort
           after it), in the sort order (NaN after everything, ``-0.0`` equal to ``0.0``).
+        - ``sumsq`` (2-norms, ``var``, ``std``: the sum of squares in one pass, without the
+          squares -- or the deviations -- written out first): ``inputs = (x,)`` or ``(x, c)``
+          with ``x`` (M, K) of a real floating dtype, laid out as :meth:`reduce`'s ``x``, and
+          ``c`` (M,) C-contiguous of ``x``'s dtype; ``out`` (M,) C-contiguous of ``x``'s dtype:
+          each row's sum of ``(x[m, k] - c[m])**2`` (``c = 0`` without it), accumulated as
+          :meth:`reduce`'s ``sum`` accumulates (float16 in float32).
         - ``arange`` (``arange``, ``linspace``: evenly spaced values made on the device instead
           of on the host and copied): ``inputs = ()``; ``out`` (N,) C-contiguous of an integer
           or real floating dtype; ``params = {"start", "step"}``, Python ints for an integer

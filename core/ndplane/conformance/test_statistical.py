@@ -252,3 +252,37 @@ def test_complex_has_no_order(device: nd.Device) -> None:
         for fn in (nd.max, nd.min, nd.argmax, nd.argmin):
             with pytest.raises(TypeError):
                 fn(x)
+
+
+@pytest.mark.parametrize("layout", ["rows", "long rows", "columns", "reversed", "all"])
+def test_sums_of_squares_at_size(device: nd.Device, layout: str) -> None:
+    """``var``, ``std`` and the 2-norms (a backend's ``fused:sumsq`` where it has one) on inputs
+    large enough for a kernel's other roads: rows of 300 001 (split across threads), a reduction
+    down the columns of a C-ordered matrix, reversed and stepped views, all axes at once; a
+    non-finite value in one row. Against NumPy in float64."""
+    rng = np.random.default_rng(5)
+    shape, axis, view = {
+        "rows": ((300, 700), -1, lambda a: a), "long rows": ((2, 300_001), 1, lambda a: a),
+        "columns": ((3000, 300), 0, lambda a: a), "reversed": ((400, 900), -1, lambda a: a[::-2, ::-3]),
+        "all": ((700, 600), None, lambda a: a.T),
+    }[layout]  # fmt: skip
+    for dtype in h.supported(device, ("float",)):
+        scale, offset = (0.02, 0.05) if dtype.itemsize == 2 else (3.0, 10.0)  # float16 sums stay finite
+        host = (rng.standard_normal(shape) * scale + offset).astype(h.np_dtype(dtype))
+        if layout != "all":
+            host[0, 1] = np.inf if layout != "columns" else np.nan
+        x = view(nd.asarray(host, device=device))
+        ref = view(host).astype(np.float64)
+        n = ref.size if axis is None else ref.shape[axis]
+        with np.errstate(all="ignore"):
+            cases = {
+                "var": (nd.var(x, axis=axis, correction=1), np.var(ref, axis=axis, ddof=1)),
+                "std": (nd.std(x, axis=axis, keepdims=True), np.std(ref, axis=axis, keepdims=True)),
+                "vector_norm": (nd.linalg.vector_norm(x, axis=axis), np.linalg.norm(ref.ravel()) if axis is None
+                                else np.sqrt(np.sum(ref * ref, axis=axis))),
+            }  # fmt: skip
+        if layout == "all":
+            cases["matrix_norm"] = (nd.linalg.matrix_norm(x), np.linalg.norm(ref))
+        for name, (got, want) in cases.items():
+            h.assert_same(got, h.to_result(np.asarray(want), dtype), dtype, scale=4 * np.sqrt(n),
+                          msg=f"{name}({dtype.name}, {layout}): ")  # fmt: skip

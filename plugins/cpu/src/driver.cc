@@ -257,6 +257,26 @@ void run_minmax(const View& x, const View& out) {
     }
 }
 
+// fused sumsq: each row's sum of (x - centre)^2, x (M, K) of a float dtype and any strides,
+// centre (M,) and out (M,) contiguous of x's dtype: a 2-norm or a variance without temporaries.
+void run_sumsq(const View& x, const View* centre, const View& out) {
+    if (x.ndim != 2 || out.ndim != 1 || out.shape[0] != x.shape[0])
+        throw std::invalid_argument("fused sumsq: expected x of shape (M, K) and out of shape (M,).");
+    const SumsqFn fn = kernels().sumsq[x.dtype];
+    if (!fn)
+        throw type_error("fused sumsq: x must have a real floating dtype; got " + std::string(DT_NAME[x.dtype]) + ".");
+    require_dtype("fused sumsq", "out", out, x.dtype);
+    if (out.strides[0] != 1 && out.shape[0] > 1) throw std::invalid_argument("fused sumsq: out must be contiguous.");
+    if (centre) {
+        if (centre->ndim != 1 || centre->shape[0] != x.shape[0])
+            throw std::invalid_argument("fused sumsq: expected the centres of shape (M,).");
+        require_dtype("fused sumsq", "the centres", *centre, x.dtype);
+        if (centre->strides[0] != 1 && centre->shape[0] > 1)
+            throw std::invalid_argument("fused sumsq: the centres must be contiguous.");
+    }
+    if (x.shape[0]) fn(x, centre ? centre->data : nullptr, out.data);
+}
+
 void run_reduce(int op, const View& x, const View& out) {
     if (x.ndim != 2 || out.ndim != 1 || out.shape[0] != x.shape[0])
         throw std::invalid_argument("reduce: expected x of shape (M, K) and out of shape (M,).");

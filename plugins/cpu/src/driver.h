@@ -25,6 +25,7 @@ void run_reduce(int op, const View& x, const View& out);
 void run_count_nonzero(const View& x, const View& out);
 // fused minmax (driver.cc): x (M, K), K >= 1, integer, any strides; out (M, 2) of x's dtype.
 void run_minmax(const View& x, const View& out);
+void run_sumsq(const View& x, const View* centre, const View& out);
 void run_scan(int op, const View& x, const View& out);
 void run_matmul(const View& a, const View& b, const View& out);
 void run_take(const View& x, const View& indices, const View& out);
@@ -34,7 +35,7 @@ void run_scatter_add(const View& out, const View& indices, const View& values);
 // in place (the last k wins).
 enum IndexFused : int {
     FU_TAKE_AXIS = 70, FU_PUT_AXIS = 71, FU_COUNT_NONZERO = 74, FU_MINMAX = 75, FU_NONZERO = 76,
-    FU_SEARCHSORTED = 77, FU_ARANGE = 78
+    FU_SEARCHSORTED = 77, FU_ARANGE = 78, FU_SUMSQ = 79
 };
 void run_take_axis(const View& x, const View& indices, const View& out);
 void run_put_axis(const View& out, const View& indices, const View& values);

@@ -27,6 +27,7 @@ using TransposeFn = void (*)(char* o, int64_t so, const char* x, int64_t sx, int
 using ReduceFn = void (*)(int op, const View& x, char* out);
 // scan(op, x (M, K) any strides, out (M, K) contiguous of x's dtype).
 using ScanFn = void (*)(int op, const View& x, char* out);
+using SumsqFn = void (*)(const View& x, const char* centre, char* out);
 
 // fused(op, x (M, K) contiguous, weight (K,) or null, bias (K,) or null, eps, out).
 using FusedFn = void (*)(int op, const View& x, const char* weight, const char* bias, double eps,
@@ -55,6 +56,7 @@ struct Kernels {
     ReduceFn reduce[NDT];
     ScanFn scan[NDT];
     FusedFn fused[NDT];  // float dtypes only
+    SumsqFn sumsq[NDT];  // float dtypes only
 };
 
 #define NDP_DECLARE_ISA(isa) \

@@ -313,6 +313,7 @@ void init_op_tables() {
     g_fused.add("nonzero", FU_NONZERO);
     g_fused.add("searchsorted", FU_SEARCHSORTED);
     g_fused.add("arange", FU_ARANGE);
+    g_fused.add("sumsq", FU_SUMSQ);
     g_linalg.kind = "linalg";
     for (int i = 0; i < NLINALG; ++i) g_linalg.add(linalg_name(i), i);
     g_scan.add("cumulative_sum", S_CUMSUM);
@@ -614,6 +615,15 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
         if (!r || !PyBool_Check(r)) throw type_error("fused searchsorted: params['right'] must be a bool.");
         auto [va, vv, vo] = views(fn, PyTuple_GET_ITEM(inputs.ptr(), 0), PyTuple_GET_ITEM(inputs.ptr(), 1), out);
         return maybe_release(vv.size, [&] { run_searchsorted(va, vv, vo, r == Py_True); });
+    }
+    if (code == FU_SUMSQ) {
+        const Py_ssize_t n = PyTuple_Check(inputs.ptr()) ? PyTuple_GET_SIZE(inputs.ptr()) : -1;
+        if (n != 1 && n != 2) throw type_error("fused sumsq: inputs must be a tuple (x,) or (x, centre).");
+        View vx, vc, vo;
+        parse(PyTuple_GET_ITEM(inputs.ptr(), 0), vx, "fused sumsq");
+        if (n == 2) parse(PyTuple_GET_ITEM(inputs.ptr(), 1), vc, "fused sumsq");
+        parse(out.ptr(), vo, "fused sumsq");
+        return maybe_release(vx.size, [&] { run_sumsq(vx, n == 2 ? &vc : nullptr, vo); });
     }
     if (code == FU_ARANGE) {
         if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 0)

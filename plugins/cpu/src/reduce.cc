@@ -47,7 +47,20 @@ template <class A> using SumV = typename sumvec<A>::type;
 // NumPy's leaves of 128 over 8 lanes), and up to 16 block sums are added per lane. The
 // error bound is NumPy's plus one level of 16; the order differs; the speed is memory's
 // (one horizontal reduction per leaf: a row of 4096 floats is one straight loop).
-template <class A> A pairwise_sum_vec(const A* P, int64_t n) {
+// The identity, and (x - c)^2 (fused sumsq): what the pairwise sums apply to each element as it
+// is loaded, to scalars and to GCC vectors alike (a vector minus a scalar broadcasts it).
+struct Plain {
+    template <class U> U operator()(U v) const { return v; }
+};
+template <class A> struct CentredSquare {
+    A c;
+    template <class U> U operator()(U v) const {
+        const U d = v - c;
+        return d * d;
+    }
+};
+
+template <class A, class Map = Plain> A pairwise_sum_vec(const A* P, int64_t n, Map map = {}) {
     using V = SumV<A>;
     constexpr int64_t L = sizeof(V) / sizeof(A), S = 4 * L, BLOCK = 16 * S, LEAF = 16 * BLOCK;
     if (n <= LEAF) {
@@ -56,10 +69,10 @@ template <class A> A pairwise_sum_vec(const A* P, int64_t n) {
         for (; i + BLOCK <= n; i += BLOCK) {
             V r0 = {}, r1 = {}, r2 = {}, r3 = {};
             for (int64_t j = i; j < i + BLOCK; j += S) {
-                r0 += ld<V>(P + j);
-                r1 += ld<V>(P + j + L);
-                r2 += ld<V>(P + j + 2 * L);
-                r3 += ld<V>(P + j + 3 * L);
+                r0 += map(ld<V>(P + j));
+                r1 += map(ld<V>(P + j + L));
+                r2 += map(ld<V>(P + j + 2 * L));
+                r3 += map(ld<V>(P + j + 3 * L));
             }
             a0 += r0;
             a1 += r1;
@@ -68,31 +81,33 @@ template <class A> A pairwise_sum_vec(const A* P, int64_t n) {
         }
         V r0 = {}, r1 = {}, r2 = {}, r3 = {};
         for (; i + S <= n; i += S) {
-            r0 += ld<V>(P + i);
-            r1 += ld<V>(P + i + L);
-            r2 += ld<V>(P + i + 2 * L);
-            r3 += ld<V>(P + i + 3 * L);
+            r0 += map(ld<V>(P + i));
+            r1 += map(ld<V>(P + i + L));
+            r2 += map(ld<V>(P + i + 2 * L));
+            r3 += map(ld<V>(P + i + 3 * L));
         }
-        for (; i + L <= n; i += L) r0 += ld<V>(P + i);
+        for (; i + L <= n; i += L) r0 += map(ld<V>(P + i));
         const V r = ((a0 + r0) + (a1 + r1)) + ((a2 + r2) + (a3 + r3));
         A lane[L];
         std::memcpy(lane, &r, sizeof(r));
         for (int64_t w = L / 2; w > 0; w /= 2)  // a pairwise tree over the lanes
             for (int64_t j = 0; j < w; ++j) lane[j] += lane[j + w];
         A res = lane[0];
-        for (; i < n; ++i) res += P[i];
+        for (; i < n; ++i) res += map(P[i]);
         return res;
     }
     int64_t n2 = n / 2;
     n2 -= n2 % BLOCK;
-    return pairwise_sum_vec(P, n2) + pairwise_sum_vec(P + n2, n - n2);
+    return pairwise_sum_vec(P, n2, map) + pairwise_sum_vec(P + n2, n - n2, map);
 }
 
-// NumPy's pairwise summation: 8 accumulators over blocks of at most 128.
-template <class A, class T> A pairwise_sum(const char* p, int64_t n, int64_t s) {
+// NumPy's pairwise summation: 8 accumulators over blocks of at most 128; `map` applies to each
+// element, loaded as A (floats only).
+template <class A, class T, class Map = Plain> A pairwise_sum(const char* p, int64_t n, int64_t s, Map map = {}) {
     if constexpr (std::is_same_v<A, T> && (std::is_same_v<A, float> || std::is_same_v<A, double>)) {
-        if (s == sizeof(T)) return pairwise_sum_vec(reinterpret_cast<const T*>(p), n);
+        if (s == sizeof(T)) return pairwise_sum_vec(reinterpret_cast<const T*>(p), n, map);
     }
+    const auto load = [&](int64_t i) { return map(load_acc<A, T>(p + i * s)); };
     if constexpr (!is_float_v<A> && !is_complex_v<A>) {
         // NOTE: integer sums are exact (wrapping), so order does not matter; and GCC 12
         // -O3 miscompiles the 8-accumulator loop below for int8.
@@ -107,31 +122,30 @@ template <class A, class T> A pairwise_sum(const char* p, int64_t n, int64_t s) 
     }
     if (n < 8) {
         A r = A(0);
-        for (int64_t i = 0; i < n; ++i) r = ops::add::f(r, load_acc<A, T>(p + i * s));
+        for (int64_t i = 0; i < n; ++i) r = ops::add::f(r, load(i));
         return r;
     }
     if (n <= 128) {
         A r[8];
-        for (int j = 0; j < 8; ++j) r[j] = load_acc<A, T>(p + j * s);
+        for (int j = 0; j < 8; ++j) r[j] = load(j);
         int64_t i = 8;
         if (s == sizeof(T)) {
             const T* P = reinterpret_cast<const T*>(p);
             for (; i + 8 <= n; i += 8)
-                for (int j = 0; j < 8; ++j) r[j] = ops::add::f(r[j], static_cast<A>(P[i + j]));
+                for (int j = 0; j < 8; ++j) r[j] = ops::add::f(r[j], map(static_cast<A>(P[i + j])));
         } else {
             for (; i + 8 <= n; i += 8)
-                for (int j = 0; j < 8; ++j)
-                    r[j] = ops::add::f(r[j], load_acc<A, T>(p + (i + j) * s));
+                for (int j = 0; j < 8; ++j) r[j] = ops::add::f(r[j], load(i + j));
         }
         using ops::add;
         A res = add::f(add::f(add::f(r[0], r[1]), add::f(r[2], r[3])),
                        add::f(add::f(r[4], r[5]), add::f(r[6], r[7])));
-        for (; i < n; ++i) res = ops::add::f(res, load_acc<A, T>(p + i * s));
+        for (; i < n; ++i) res = ops::add::f(res, load(i));
         return res;
     }
     int64_t n2 = n / 2;
     n2 -= n2 % 8;
-    return ops::add::f(pairwise_sum<A, T>(p, n2, s), pairwise_sum<A, T>(p + n2 * s, n - n2, s));
+    return ops::add::f(pairwise_sum<A, T>(p, n2, s, map), pairwise_sum<A, T>(p + n2 * s, n - n2, s, map));
 }
 
 // NOTE: not std::vector, whose bool specialisation has no data() and proxy references.
@@ -342,24 +356,28 @@ void reduce_rows(int op, const char* base, int64_t m0, int64_t m1, int64_t K, in
     }
 }
 
-// Vertical: columns [m0, m1) of rows [k0, k1) accumulated into acc (unit stride on M).
+// Vertical: columns [m0, m1) of rows [k0, k1) accumulated into acc (unit stride on M); with
+// `centre` (fused sumsq: centre[j] for column m0 + j), the squares of the deviations.
 template <class T>
 void sum_vertical(const char* base, int64_t m0, int64_t m1, int64_t k0, int64_t k1, int64_t sk,
-                  compute_t<T>* acc) {
+                  compute_t<T>* acc, const compute_t<T>* centre = nullptr) {
     using A = compute_t<T>;
     const int64_t w = m1 - m0;
     if (k1 - k0 <= 64) {
         for (int64_t j = 0; j < w; ++j) acc[j] = A(0);
         for (int64_t k = k0; k < k1; ++k) {
             const T* row = reinterpret_cast<const T*>(base + k * sk) + m0;
-            for (int64_t j = 0; j < w; ++j) acc[j] = ops::add::f(acc[j], static_cast<A>(row[j]));
+            if (centre)
+                for (int64_t j = 0; j < w; ++j) acc[j] = ops::add::f(acc[j], CentredSquare<A>{centre[j]}(static_cast<A>(row[j])));
+            else
+                for (int64_t j = 0; j < w; ++j) acc[j] = ops::add::f(acc[j], static_cast<A>(row[j]));
         }
         return;
     }
     int64_t mid = k0 + (k1 - k0) / 2;
     Buf<A> tmp(w);
-    sum_vertical<T>(base, m0, m1, k0, mid, sk, acc);
-    sum_vertical<T>(base, m0, m1, mid, k1, sk, tmp.data());
+    sum_vertical<T>(base, m0, m1, k0, mid, sk, acc, centre);
+    sum_vertical<T>(base, m0, m1, mid, k1, sk, tmp.data(), centre);
     for (int64_t j = 0; j < w; ++j) acc[j] = ops::add::f(acc[j], tmp[j]);
 }
 
@@ -603,6 +621,46 @@ template <class T> void reduce_t(int op, const View& x, char* out) {
                    [&](int64_t b, int64_t e) { reduce_rows<T>(op, x.data, b, e, K, sm, sk, out); });
 }
 
+// fused sumsq: out[m] = the sum over k of (x[m, k] - c[m])^2 (c = 0 without centres), summed
+// pairwise as `sum` sums (the same leaves and order: the square of each element taken as it
+// is loaded), in compute_t<T>; rows split across threads as reduce_t splits them.
+template <class T> void sumsq_t(const View& x, const char* centre, char* out) {
+    using A = compute_t<T>;
+    const int64_t M = x.shape[0], K = x.shape[1];
+    const int64_t sm = x.strides[0] * int64_t(sizeof(T)), sk = x.strides[1] * int64_t(sizeof(T));
+    const auto map = [&](int64_t m) { return CentredSquare<A>{centre ? load_acc<A, T>(centre + m * sizeof(T)) : A(0)}; };
+    if (M > 1 && K > 1 && sm == int64_t(sizeof(T)) && sk != int64_t(sizeof(T))) {  // vertical, as the sum
+        Buf<A> c(M);
+        for (int64_t m = 0; m < M; ++m) c[m] = map(m).c;
+        parallel_range(M, M * K >= 2 * GRAIN ? std::max<int64_t>(16, GRAIN / K) : M, [&](int64_t b, int64_t e) {
+            Buf<A> acc(e - b);
+            sum_vertical<T>(x.data, b, e, 0, K, sk, acc.data(), c.data() + b);
+            for (int64_t m = b; m < e; ++m) store<A, T>(out, m, acc[m - b]);
+        });
+        return;
+    }
+    if (K >= 4 * GRAIN && M < num_threads() && num_threads() > 1) {
+        const int64_t parts = std::min<int64_t>(int64_t(num_threads()) * 4, K / GRAIN + 1);
+        Buf<A> val(parts);
+        for (int64_t m = 0; m < M; ++m) {
+            const char* p = x.data + m * sm;
+            parallel_range(parts, 1, [&](int64_t b, int64_t e) {
+                for (int64_t q = b; q < e; ++q) {
+                    const int64_t k0 = K * q / parts, k1 = K * (q + 1) / parts;
+                    val[q] = pairwise_sum<A, T>(p + k0 * sk, k1 - k0, sk, map(m));
+                }
+            });
+            A r = val[0];
+            for (int64_t q = 1; q < parts; ++q) r = ops::add::f(r, val[q]);
+            store<A, T>(out, m, r);
+        }
+        return;
+    }
+    parallel_range(M, std::max<int64_t>(1, GRAIN / std::max<int64_t>(K, 1)), [&](int64_t b, int64_t e) {
+        for (int64_t m = b; m < e; ++m) store<A, T>(out, m, pairwise_sum<A, T>(x.data + m * sm, K, sk, map(m)));
+    });
+}
+
 // Inclusive scans, rounding to T after every step as NumPy's accumulate does.
 template <class T> void scan_t(int op, const View& x, char* out) {
     const int64_t M = x.shape[0], K = x.shape[1];
@@ -776,8 +834,13 @@ void fill_reduce(Kernels& k) {
         using T = typename dt_type<D>::type;
         k.reduce[D] = reduce_t<T>;
         k.scan[D] = scan_t<T>;
-        if constexpr (is_float_v<T>) k.fused[D] = fused_t<T>;
-        else k.fused[D] = nullptr;
+        if constexpr (is_float_v<T>) {
+            k.fused[D] = fused_t<T>;
+            k.sumsq[D] = sumsq_t<T>;
+        } else {
+            k.fused[D] = nullptr;
+            k.sumsq[D] = nullptr;
+        }
     });
 }
 

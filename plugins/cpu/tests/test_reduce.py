@@ -186,3 +186,43 @@ def test_max_min_lanes_every_length_and_nan_position(h, dtype):
     x[0, 77], x[1, 199] = info.max, info.min
     for op in ("max", "min"):
         check_reduce(h, op, x, x, dtype, f"{op} {dtype.name} limits")
+
+
+@pytest.mark.parametrize("dtype", [ndplane.float16, ndplane.float32, ndplane.float64], ids=lambda d: d.name)
+def test_sumsq_every_path(h, dtype):
+    """fused sumsq: each row's sum of (x - c)^2, without and with centres, on rows (threads over
+    rows), one long row and two (split), and columns (vertical); within the pairwise sum's
+    error of the float64 sum of the float64 squares."""
+    rng = np.random.default_rng(3)
+    tol = {ndplane.float16: 4e-3, ndplane.float32: 1e-5, ndplane.float64: 1e-12}[dtype]
+    for shape in [(300, 700), (1, 200_003), (2, 150_001), (5, 3)]:
+        x = (rng.standard_normal(shape) * 0.05 + 0.1).astype(dtype.name)
+        c = x.astype(np.float64).mean(axis=1).astype(dtype.name)
+        columns = np.ascontiguousarray(x.T)
+        for centre in (None, c):
+            shift = 0.0 if centre is None else centre.astype(np.float64)[:, None]
+            want = np.sum((x.astype(np.float64) - shift) ** 2, axis=1)
+            for label, view, base in [("rows", x, x), ("vertical", columns.T, columns)]:
+                out = h.empty((shape[0],), dtype)
+                inputs = (h.put(view, base),) if centre is None else (h.put(view, base), h.put(centre))
+                h.be.fused("sumsq", inputs, out, {})
+                np.testing.assert_allclose(h.get(out).astype(np.float64), want, rtol=tol, err_msg=f"{shape} {label}")
+
+
+def test_sumsq_kernel_checks(h):
+    x = h.put(np.ones((3, 4), np.float32))
+    out = h.empty((3,), ndplane.float32)
+    h.be.fused("sumsq", (x,), out, {})
+    assert h.get(out).tolist() == [4.0, 4.0, 4.0]
+    with pytest.raises(TypeError, match="real floating"):
+        h.be.fused("sumsq", (h.put(np.ones((3, 4), np.int32)),), h.empty((3,), ndplane.int32), {})
+    with pytest.raises(TypeError, match="out"):
+        h.be.fused("sumsq", (x,), h.empty((3,), ndplane.float64), {})
+    with pytest.raises(ValueError, match="shape"):
+        h.be.fused("sumsq", (x,), h.empty((4,), ndplane.float32), {})
+    with pytest.raises(ValueError, match="centres of shape"):
+        h.be.fused("sumsq", (x, h.put(np.zeros(4, np.float32))), out, {})
+    with pytest.raises(TypeError, match="centres"):
+        h.be.fused("sumsq", (x, h.put(np.zeros(3, np.float64))), out, {})
+    with pytest.raises(TypeError, match="inputs"):
+        h.be.fused("sumsq", (), out, {})
