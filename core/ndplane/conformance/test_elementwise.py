@@ -782,8 +782,23 @@ def test_pow_special_cases(device: nd.Device) -> None:
 
 
 def test_clip(device: nd.Device) -> None:
+    """Scalar and array bounds (broadcast either way), one bound, min > max, a reversed view,
+    NaN, infinities and signed zeros: the first bound's result takes the second in place where
+    the backend can, a fresh array where it cannot (a bound that broadcasts the result wider)."""
     for dtype in h.supported(device, REAL):
-        v = np.array([0, 1, 5, 9, 3], h.np_dtype(dtype))
+        v = np.array([0, 1, 5, 9, 3, 7], h.np_dtype(dtype))
         x = nd.asarray(v, device=device)
         h.assert_same(nd.clip(x, 1, 5), np.clip(v, 1, 5), dtype)
         h.assert_same(nd.clip(x, max=4), np.minimum(v, np.asarray(4, v.dtype)), dtype)
+        h.assert_same(nd.clip(x, min=4), np.maximum(v, np.asarray(4, v.dtype)), dtype)
+        h.assert_same(nd.clip(x, 6, 2), np.clip(v, 6, 2), dtype)  # min > max: max wins
+        h.assert_same(nd.clip(x[::-2], 2, 6), np.clip(v[::-2], 2, 6), dtype)
+        lo, hi = np.array([1, 2, 3, 4, 5, 6], v.dtype), np.array([[4], [8]], v.dtype)
+        got = nd.clip(x, nd.asarray(lo, device=device), nd.asarray(hi, device=device))
+        h.assert_same(got, np.minimum(np.maximum(v, lo), hi), dtype)  # (2, 6): wider than x
+        assert x.tolist() == v.tolist()  # never written
+    for dtype in h.supported(device, ("float",)):
+        f = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0, -3.5, 2.5], h.np_dtype(dtype))
+        y = nd.asarray(f, device=device)
+        h.assert_same(nd.clip(y, -1.0, 1.0), np.clip(f, -1.0, 1.0), dtype, signed_zeros=True)
+        h.assert_same(nd.clip(y, -0.0, 0.0), np.clip(f, -0.0, 0.0), dtype)
