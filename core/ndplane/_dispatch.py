@@ -632,6 +632,22 @@ def fused_searchsorted(a: Array, v: Array, right: bool, index: _dtypes.DType) ->
     return out
 
 
+def fused_map(op: str, x: Array, params: dict[str, Any]) -> Array:
+    """An elementwise fused op (``clip``): ``x`` as a C-contiguous (N,) Ref (compacted first
+    where it is not), into a fresh array of ``x``'s dtype and shape; the caller checked the
+    capability."""
+    st = x._storage
+    backend = st.backend
+    r = x._ref
+    out = _out(st.device, backend, r.dtype, r.shape, r.size)
+    if r.size:
+        c = x if r.contiguous else compact(x)
+        cr = c._ref
+        flat = Ref(cr.buffer, cr.dtype, (cr.size,), (1,), cr.offset, cr.size, True)
+        backend.fused(op, (flat,), Ref(out._ref.buffer, r.dtype, (r.size,), (1,), 0, r.size, True), params)
+    return out
+
+
 def fused_arange(n: int, dtype: _dtypes.DType, device: Device, start: int | float, step: int | float) -> Array:
     """``start + i * step`` for i in [0, n) (ints for an integer ``dtype``, floats for a
     floating one), made by the backend's ``fused:arange``; the caller checked the capability."""

@@ -1191,6 +1191,13 @@ def positive(x: Array, /) -> Array:
 _dispatch.META["positive"] = _meta("positive", _NUM, "same")
 
 
+def _scalar_bound(b: Any) -> bool:
+    """A bound ``fused:clip`` takes: None, a Python float that is not NaN, or an int a float holds."""
+    if b is None:
+        return True
+    return (type(b) is float and not math.isnan(b)) or (type(b) is int and -(2**1000) < b < 2**1000)
+
+
 def clip(x: Array, /, min: Operand | None = None, max: Operand | None = None) -> Array:
     """Clamp ``x`` to ``[min, max]`` (either bound may be None); the result keeps ``x``'s dtype.
 
@@ -1201,6 +1208,13 @@ def clip(x: Array, /, min: Operand | None = None, max: Operand | None = None) ->
     check_array("clip", x)
     if x.dtype.kind not in _REAL:
         raise TypeError(f"clip: only real numeric dtypes are allowed; got {x.dtype.name}.")
+    if (
+        x.dtype.kind == "float" and (min is not None or max is not None) and _scalar_bound(min)
+        and _scalar_bound(max) and not x.requires_grad and "fused:clip" in x._storage.backend.capabilities
+    ):  # fmt: skip
+        bounds = {"min": None if min is None else float(cast(float, min)),
+                  "max": None if max is None else float(cast(float, max))}  # fmt: skip
+        return _dispatch.fused_map("clip", x, bounds)
     out = x
     for bound, op in ((min, "maximum"), (max, "minimum")):
         if bound is None:

@@ -308,6 +308,11 @@ class Backend:
           ``c`` (M,) C-contiguous of ``x``'s dtype; ``out`` (M,) C-contiguous of ``x``'s dtype:
           each row's sum of ``(x[m, k] - c[m])**2`` (``c = 0`` without it), accumulated as
           :meth:`reduce`'s ``sum`` accumulates (float16 in float32).
+        - ``clip`` (``clip`` with scalar bounds in one pass instead of ``maximum`` then
+          ``minimum``): ``inputs = (x,)`` with ``x`` (N,) C-contiguous of a real floating dtype;
+          ``params = {"min", "max": float or None}``, never NaN; ``out`` (N,) C-contiguous of
+          ``x``'s dtype: ``minimum(maximum(x, min), max)`` as :meth:`binary` computes them with
+          a scalar operand of ``x``'s dtype (a NaN ``x`` stays NaN), an absent bound skipped.
         - ``arange`` (``arange``, ``linspace``: evenly spaced values made on the device instead
           of on the host and copied): ``inputs = ()``; ``out`` (N,) C-contiguous of an integer
           or real floating dtype; ``params = {"start", "step"}``, Python ints for an integer

@@ -35,7 +35,7 @@ void run_scatter_add(const View& out, const View& indices, const View& values);
 // in place (the last k wins).
 enum IndexFused : int {
     FU_TAKE_AXIS = 70, FU_PUT_AXIS = 71, FU_COUNT_NONZERO = 74, FU_MINMAX = 75, FU_NONZERO = 76,
-    FU_SEARCHSORTED = 77, FU_ARANGE = 78, FU_SUMSQ = 79
+    FU_SEARCHSORTED = 77, FU_ARANGE = 78, FU_SUMSQ = 79, FU_CLIP = 80
 };
 void run_take_axis(const View& x, const View& indices, const View& out);
 void run_put_axis(const View& out, const View& indices, const View& values);
@@ -62,6 +62,7 @@ void run_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, const View&
 // fused arange (index.cc): out (N,) contiguous, integer or real floating: out[i] = i * step +
 // start in float64 (rounded once), or istart + i * istep in wrapping int64 for integers.
 void run_arange(const View& out, double start, double step, int64_t istart, int64_t istep);
+void run_clip(const View& x, const View& out, bool has_lo, double lo, bool has_hi, double hi);
 
 // Shared helpers.
 bool is_c_contiguous(const View& v);  // size-1 axes ignored; every empty view is contiguous

@@ -406,6 +406,40 @@ void run_arange(const View& out, double start, double step, int64_t istart, int6
     });
 }
 
+// fused clip: out = minimum(maximum(x, lo), hi) of a real floating x with scalar bounds (not
+// NaN; either may be absent), x and out contiguous (N,) of one dtype: one pass where the
+// composite makes two. The selects are the binary kernels' scalar maximum and minimum
+// (`lo > v ? lo : v`: a NaN v stays, equal zeros keep v's sign), so the result is theirs to
+// the bit; float16 compares in float (the bounds rounded to float16 first, as a scalar
+// operand is).
+void run_clip(const View& x, const View& out, bool has_lo, double lo, bool has_hi, double hi) {
+    if (x.ndim != 1 || out.ndim != 1 || x.shape[0] != out.shape[0] ||
+        (x.shape[0] > 1 && (x.strides[0] != 1 || out.strides[0] != 1)))
+        throw std::invalid_argument("fused clip: expected x and out contiguous of shape (N,).");
+    if (x.dtype != F16 && x.dtype != F32 && x.dtype != F64)
+        throw type_error(std::string("fused clip: x must have a real floating dtype; got ") + DT_NAME[x.dtype] + ".");
+    require_dtype("fused clip", "out", out, x.dtype);
+    if ((has_lo && lo != lo) || (has_hi && hi != hi))
+        throw std::invalid_argument("fused clip: a NaN bound is not allowed (the core clips with maximum/minimum).");
+    dispatch(x.dtype, [&](auto t) {
+        using T = decltype(t);
+        if constexpr (is_float_v<T>) {
+            using A = compute_t<T>;
+            const A l = has_lo ? A(static_cast<T>(lo)) : -std::numeric_limits<A>::infinity();
+            const A u = has_hi ? A(static_cast<T>(hi)) : std::numeric_limits<A>::infinity();
+            const T* X = reinterpret_cast<const T*>(x.data);
+            T* O = reinterpret_cast<T*>(out.data);
+            parallel_range(x.shape[0], GRAIN, [&](int64_t b, int64_t e) {
+                for (int64_t i = b; i < e; ++i) {
+                    const A v = static_cast<A>(X[i]);
+                    const A m = l > v ? l : v;  // an absent bound is an infinity: never taken
+                    O[i] = static_cast<T>(u < m ? u : m);
+                }
+            });
+        }
+    });
+}
+
 // Philox-4x32-10: word i of out is word i % 4 of Philox(key, counter + i / 4).
 void run_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, const View& out) {
     require_dtype("random_bits", "out", out, U32);

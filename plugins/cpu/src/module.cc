@@ -314,6 +314,7 @@ void init_op_tables() {
     g_fused.add("searchsorted", FU_SEARCHSORTED);
     g_fused.add("arange", FU_ARANGE);
     g_fused.add("sumsq", FU_SUMSQ);
+    g_fused.add("clip", FU_CLIP);
     g_linalg.kind = "linalg";
     for (int i = 0; i < NLINALG; ++i) g_linalg.add(linalg_name(i), i);
     g_scan.add("cumulative_sum", S_CUMSUM);
@@ -615,6 +616,24 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
         if (!r || !PyBool_Check(r)) throw type_error("fused searchsorted: params['right'] must be a bool.");
         auto [va, vv, vo] = views(fn, PyTuple_GET_ITEM(inputs.ptr(), 0), PyTuple_GET_ITEM(inputs.ptr(), 1), out);
         return maybe_release(vv.size, [&] { run_searchsorted(va, vv, vo, r == Py_True); });
+    }
+    if (code == FU_CLIP) {
+        if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 1)
+            throw type_error("fused clip: inputs must be a tuple (x,).");
+        auto [vx, vo] = views("fused clip", PyTuple_GET_ITEM(inputs.ptr(), 0), out);
+        PyObject* d = PyDict_Check(params.ptr()) ? params.ptr() : nullptr;
+        double bound[2] = {0, 0};
+        bool has[2] = {false, false};
+        const char* keys[2] = {"min", "max"};
+        for (int j = 0; j < 2; ++j) {
+            PyObject* o = d ? PyDict_GetItemString(d, keys[j]) : nullptr;
+            if (!o) throw type_error("fused clip: params must hold 'min' and 'max' (floats or None).");
+            if (o == Py_None) continue;
+            if (!PyFloat_Check(o)) throw type_error(std::string("fused clip: params['") + keys[j] + "'] must be a float or None.");
+            bound[j] = PyFloat_AsDouble(o);
+            has[j] = true;
+        }
+        return maybe_release(vx.size, [&] { run_clip(vx, vo, has[0], bound[0], has[1], bound[1]); });
     }
     if (code == FU_SUMSQ) {
         const Py_ssize_t n = PyTuple_Check(inputs.ptr()) ? PyTuple_GET_SIZE(inputs.ptr()) : -1;

@@ -433,3 +433,26 @@ def test_arange_kernel_checks():
         be.fused("arange", (), nd.empty((2, 2), dtype=nd.float32, device="cpu")._ref, {"start": 0.0, "step": 1.0})
     with pytest.raises(OverflowError):
         be.fused("arange", (), out._ref, {"start": 2**70, "step": 1})
+
+
+def test_clip_kernel_checks():
+    be = nd.asarray([1], device="cpu").device.backend
+    x = nd.asarray([-2.0, -0.0, 0.5, float("nan"), 3.0], dtype=nd.float32, device="cpu")
+    out = nd.empty((5,), dtype=nd.float32, device="cpu")
+    be.fused("clip", (x._ref,), out._ref, {"min": -1.0, "max": None})
+    assert [str(v) for v in out.tolist()] == ["-1.0", "-0.0", "0.5", "nan", "3.0"]
+    be.fused("clip", (x._ref,), out._ref, {"min": None, "max": 0.25})
+    assert [str(v) for v in out.tolist()] == ["-2.0", "-0.0", "0.25", "nan", "0.25"]
+    with pytest.raises(TypeError, match="must be a float or None"):
+        be.fused("clip", (x._ref,), out._ref, {"min": 1, "max": None})
+    with pytest.raises(TypeError, match="'min' and 'max'"):
+        be.fused("clip", (x._ref,), out._ref, {"min": 1.0})
+    with pytest.raises(ValueError, match="NaN bound"):
+        be.fused("clip", (x._ref,), out._ref, {"min": float("nan"), "max": None})
+    with pytest.raises(TypeError, match="real floating"):
+        i = nd.asarray([1, 2], device="cpu")
+        be.fused("clip", (i._ref,), i._ref, {"min": 0.0, "max": 1.0})
+    with pytest.raises(TypeError, match="out"):
+        be.fused("clip", (x._ref,), nd.empty((5,), dtype=nd.float64, device="cpu")._ref, {"min": 0.0, "max": 1.0})
+    with pytest.raises(ValueError, match="shape"):
+        be.fused("clip", (x._ref,), nd.empty((4,), dtype=nd.float32, device="cpu")._ref, {"min": 0.0, "max": 1.0})
