@@ -351,19 +351,25 @@ def _float64_kernel(name: str, fn: Callable[[np.ndarray], np.ndarray]) -> Callab
 _erf_kernel = _float64_kernel("erf", lambda x: np.asarray(_ERF_SCALAR(x), dtype=np.float64))
 
 
+def _product_error(a: Any, b: Any, p: Any) -> Any:
+    """``a * b - p`` exactly, for ``p = a * b`` rounded: Dekker's product of Veltkamp's halves
+    (float64 scalars or arrays; overflows past 2^996)."""
+
+    def split(v: Any) -> tuple[Any, Any]:
+        c = 134217729.0 * v
+        h = c - (c - v)
+        return h, v - h
+
+    (ah, al), (bh, bl) = split(a), split(b)
+    return ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
 def _gelu_float64(x: np.ndarray) -> np.ndarray:
     # NOTE: z = -x / sqrt 2 rounds; erfc(z + zl) = erfc(z) (1 - D zl) to first order, with
     # D = 2 exp(-z^2) / (sqrt pi erfc(z)) ~ 2z: without it, float64 inputs at x = -37 lose
     # 5 ulp to z's rounding (float32 and float16 inputs, computed in float64, lose nothing).
-    z = x * -_SQRT_HALF
-    hi = np.float64(-0.7071067811865476)  # float64(-1 / sqrt 2); its error below
-    c = 134217729.0 * x
-    xh = c - (c - x)
-    xl = x - xh
-    h2 = 134217729.0 * hi
-    hh = h2 - (h2 - hi)
-    hl = hi - hh
-    zl = ((xh * hh - z) + xh * hl + xl * hh) + xl * hl + x * 4.833646656726457e-17
+    z = x * -_SQRT_HALF  # -_SQRT_HALF is float64(-1 / sqrt 2); 4.83e-17 its error
+    zl = _product_error(x, -_SQRT_HALF, z) + x * 4.833646656726457e-17
     erfc = np.asarray(_ERFC_SCALAR(z), dtype=np.float64)
     d = np.where(erfc > 0, _TWO_OVER_SQRT_PI * np.exp(-z * z) / np.where(erfc > 0, erfc, 1), 0)
     fix = np.where(np.abs(z) < 30, 1 - d * zl, 1)  # erfc is 0 or 2 past 27 (and zl may overflow)
@@ -404,14 +410,10 @@ def _erf_series(tol: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
 
     def large(u: float) -> float:  # erfc(z) exp(z^2) z, 1 / z in [1 / TOP, 1 / SPLIT]
         z = 1 / (1 / _ERF_TOP + (u + 1) * (0.5 * (1 / _ERF_SPLIT - 1 / _ERF_TOP)))
-        # exp(z^2) with z^2 = zz + err exactly (Dekker's product): exp(zz) alone would carry
-        # zz's rounding times z^2, up to 36 ulp.
-        c = 134217729.0 * z
-        hi = c - (c - z)
-        lo = z - hi
+        # exp(z^2) with z^2 = zz + err exactly: exp(zz) alone would carry zz's rounding times
+        # z^2, up to 36 ulp.
         zz = z * z
-        err = ((hi * hi - zz) + 2 * hi * lo) + lo * lo
-        return math.erfc(z) * math.exp(zz) * (1 + err) * z
+        return math.erfc(z) * math.exp(zz) * (1 + _product_error(z, z, zz)) * z
 
     return _chebyshev_fit(small, tol), _chebyshev_fit(large, tol)
 

@@ -565,6 +565,50 @@ fn f_sigmoid(x: f32) -> f32 {
   let e = f_exp(-f_abs(x));
   return select(e, 1.0, x >= 0.0) / (1.0 + e);
 }
+// erfc(a) for a >= 0 (not NaN): exp(-a^2) t S(u), t = 1 / (1 + a), u = 2.1980198 t - 1.1980198,
+// S the cpu backend's degree-12 polynomial (tools/fit_erfc.py; ops.h erfc_f32); a^2's rounding
+// error (f_mul_err) scales exp(-a^2). Past 10.5 erfc is below f32's subnormals.
+fn f_erfc_nonneg(a: f32) -> f32 {
+  let ac = min(a, 10.5);
+  let p = ac * ac;
+  let e = f_exp(-p) * (1.0 - f_mul_err(ac, ac, p));
+  let t = 1.0 / (1.0 + ac);
+  let u = fma(t, 2.1980198, -1.1980198);
+  var s = fma(fma(fma(fma(3.23332261e-05, u, -0.000114602594), u, 7.10374182e-05), u, 0.000300147654), u, -0.000879359926);
+  s = fma(fma(fma(fma(s, u, 0.00114284078), u, 0.000356562232), u, -0.00603960489), u, 0.0144121069);
+  s = fma(fma(fma(fma(s, u, -0.00417445751), u, -0.0812612069), u, 0.200358471), u, 0.875795732);
+  return e * (t * s);
+}
+// erf: 2 / sqrt(pi) (x - x^3 / 3 + ...) by Taylor's seven terms below |x| = 0.5 (relative
+// accuracy near 0), 1 - erfc(|x|) with x's sign above.
+fn f_erf(x: f32) -> f32 {
+  if (f_isnan(x)) { return x; }
+  let a = f_abs(x);
+  if (a < 0.5) {
+    let z = x * x;
+    let q = fma(fma(fma(fma(fma(fma(-1.0 / 9360.0, z, 1.0 / 1320.0), z, -1.0 / 216.0), z, 1.0 / 42.0), z, -0.1), z, 1.0 / 3.0), z, -1.0);
+    return x * -(1.1283791670955126 * q);  // -q = 1 - z / 3 + ...
+  }
+  return f_copysign(1.0 - f_erfc_nonneg(a), x);
+}
+// gelu: x / 2 * erfc(z), z = -x / sqrt 2, with erfc(z + zl) = erfc(z) (1 - D zl) for z's
+// rounding zl (the product's, f_mul_err, and the constant's) and D ~ 2z + t (1 + 0.128 t) on
+// the right (ops.h says why).
+fn f_gelu(x: f32) -> f32 {
+  if (f_isnan(x)) { return x; }
+  let z = x * -0.70710677;
+  let a = f_abs(z);
+  let c = f_erfc_nonneg(a);
+  var erfc = c;
+  if (z < 0.0) { erfc = 2.0 - c; }
+  var fix = 1.0;
+  if (z > 0.0 && z < 16.0) {
+    let zl = f_mul_err(x, -0.70710677, z) + x * -1.21016171e-08;
+    let t = 1.0 / (1.0 + a);
+    fix = 1.0 - fma(t, fma(0.128379167, t, 1.0), 2.0 * a) * zl;
+  }
+  return x * 0.5 * erfc * fix;
+}
 fn f_asinh(x: f32) -> f32 {
   let ax = f_abs(x);
   if (f_isnan(x) || f_isinf(x)) { return x; }
