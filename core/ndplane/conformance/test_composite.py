@@ -209,3 +209,31 @@ def test_pooling_nan_views_and_double_backward(device: nd.Device, op: str) -> No
     want = _pool_reference(op, h.host(xg), (2, 2), (2, 2), g=2 * _pool_reference(op, h.host(xg), (2, 2), (2, 2)))
     np.testing.assert_allclose(h.host(gx).astype(np.float64), want, rtol=1e-4, atol=1e-4)
     assert gg is not None
+
+
+@pytest.mark.parametrize("shape", [(6, 3), (2, 3, 5, 4)])
+def test_batch_norm_inference(device: nd.Device, shape: tuple[int, ...]) -> None:
+    """``batch_norm`` outside training (running statistics folded into one scale and one shift
+    per channel), with and without the affine parameters, with a gradient to x and without,
+    against ``(x - mean) / sqrt(var + eps) * weight + bias`` in float64."""
+    rng = np.random.default_rng(11)
+    for dtype in h.supported(device, ("float",)):
+        npd = h.np_dtype(dtype)
+        x = rng.standard_normal(shape).astype(npd) * 3 + 1
+        mean, weight, bias = (rng.standard_normal(3).astype(npd) for _ in range(3))
+        var = (rng.random(3) + 0.5).astype(npd)
+        c = (1, 3) + (1,) * (len(shape) - 2)
+        for affine in (False, True):
+            want = (x - mean.reshape(c)) / np.sqrt(var.reshape(c).astype(np.float64) + 1e-5)
+            if affine:
+                want = want * weight.reshape(c) + bias.reshape(c)
+            for grad in (False, True):
+                xs = nd.asarray(x, device=device, requires_grad=grad)
+                args = [nd.asarray(v, device=device) for v in (mean, var)]
+                params = [nd.asarray(v, device=device) for v in (weight, bias)] if affine else [None, None]
+                got = nd.nn.functional.batch_norm(xs, *args, *params, training=False)
+                h.assert_same(got.detach(), h.to_result(want, dtype), dtype, scale=8, msg=f"affine={affine} grad={grad}: ")
+                if grad:
+                    nd.sum(got).backward()
+                    g = 1 / np.sqrt(var.astype(np.float64) + 1e-5) * (weight if affine else 1)
+                    h.assert_same(xs.grad, h.to_result(np.broadcast_to(g.reshape(c), shape), dtype), dtype, scale=8)

@@ -261,7 +261,18 @@ def batch_norm(x: Array, running_mean: Array | None, running_var: Array | None, 
     else:
         if running_mean is None or running_var is None:
             raise ValueError("batch_norm: running statistics are required outside training.")
-        mean, var = running_mean, running_var
+        # NOTE: the statistics are constants here, so fold them (and the affine part) into one
+        # scale and one shift per channel, as PyTorch's inference kernel does: two passes over x
+        # (the add in place when no gradient is recorded) instead of four.
+        scale = 1.0 / nd.sqrt(running_var + eps)
+        if weight is not None:
+            scale = scale * weight
+        shift = -running_mean * scale if bias is None else bias - running_mean * scale
+        y = x * nd.reshape(scale, shape)
+        if y.requires_grad:
+            return y + nd.reshape(shift, shape)
+        y += nd.reshape(shift, shape)
+        return y
     y = (x - nd.reshape(mean, shape)) / nd.sqrt(nd.reshape(var, shape) + eps)
     if weight is not None:
         y = y * nd.reshape(weight, shape)
