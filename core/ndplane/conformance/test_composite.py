@@ -229,11 +229,13 @@ def test_batch_norm_inference(device: nd.Device, shape: tuple[int, ...]) -> None
                 want = want * weight.reshape(c) + bias.reshape(c)
             for grad in (False, True):
                 xs = nd.asarray(x, device=device, requires_grad=grad)
-                args = [nd.asarray(v, device=device) for v in (mean, var)]
-                params = [nd.asarray(v, device=device) for v in (weight, bias)] if affine else [None, None]
-                got = nd.nn.functional.batch_norm(xs, *args, *params, training=False)
+                m, v = nd.asarray(mean, device=device), nd.asarray(var, device=device)
+                w = nd.asarray(weight, device=device) if affine else None
+                b = nd.asarray(bias, device=device) if affine else None
+                got = nd.nn.functional.batch_norm(xs, m, v, w, b, training=False)
                 h.assert_same(got.detach(), h.to_result(want, dtype), dtype, scale=8, msg=f"affine={affine} grad={grad}: ")
                 if grad:
                     nd.sum(got).backward()
                     g = 1 / np.sqrt(var.astype(np.float64) + 1e-5) * (weight if affine else 1)
+                    assert xs.grad is not None
                     h.assert_same(xs.grad, h.to_result(np.broadcast_to(g.reshape(c), shape), dtype), dtype, scale=8)
