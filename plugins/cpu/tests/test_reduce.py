@@ -170,9 +170,10 @@ def test_any_all_find_one_element_in_any_block(h, dtype):
                                    ndplane.float32, ndplane.float64, ndplane.float16],
                          ids=lambda d: d.name)  # fmt: skip
 def test_max_min_lanes_every_length_and_nan_position(h, dtype):
-    # the contiguous rows run in four vectors of lanes plus a tail: every length around the
-    # vector sizes, the extreme and a NaN in the vectors, in the lane reduction and the tail
-    for n in (1, 15, 16, 31, 32, 33, 63, 64, 65, 129, 1000):
+    # the contiguous rows run in eight vectors of lanes, then whole vectors, then a tail: every
+    # length around those sizes (8 vectors: 32 to 256 elements by dtype), the extreme and a NaN
+    # in the vectors, in the lane reduction and the tail
+    for n in (1, 15, 16, 31, 32, 33, 63, 64, 65, 129, 255, 256, 257, 300, 1000):
         x = h.data((4, n), dtype, special=False)
         if dtype.kind == "float":
             x[1, n // 2] = np.nan
