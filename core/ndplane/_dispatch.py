@@ -579,6 +579,15 @@ def _as_2d(x: Array, backend: Backend, m: int, k: int, keep: list[Array],
     return Ref(cr.buffer, cr.dtype, (m, k), (k, 1), cr.offset, m * k, True)
 
 
+def _flat(x: Array, keep: list[Array]) -> Ref:
+    """``x``'s elements in C order as a C-contiguous (N,) Ref: compacted first where ``x`` is not
+    contiguous (the copy kept alive in ``keep``)."""
+    c = x if x._ref.contiguous else compact(x)
+    keep.append(c)
+    cr = c._ref
+    return Ref(cr.buffer, cr.dtype, (cr.size,), (1,), cr.offset, cr.size, True)
+
+
 def fused_reduce(op: str, x: Array, axes: tuple[int, ...], result: _dtypes.DType,
                  per_row: int | None = None, rows: tuple[Array, ...] = ()) -> Array:  # fmt: skip
     """:func:`reduce` through the backend's ``fused:<op>`` (an (M, K) -> (M,) reduction that no
@@ -593,15 +602,10 @@ def fused_reduce(op: str, x: Array, axes: tuple[int, ...], result: _dtypes.DType
     out = _out(st.device, backend, result, kept + width, m * (per_row or 1))
     if m:
         keep: list[Array] = []
-        inputs = [_as_2d(x, backend, m, k, keep, moved)]
-        for v in rows:
-            c = v if v._ref.contiguous else compact(v)
-            keep.append(c)
-            cr = c._ref
-            inputs.append(Ref(cr.buffer, cr.dtype, (m,), (1,), cr.offset, m, True))
+        inputs = (_as_2d(x, backend, m, k, keep, moved), *(_flat(v, keep) for v in rows))
         shape = (m, *width)
         ref = Ref(out._ref.buffer, result, shape, _layout.contiguous_strides(shape), 0, out.size, True)
-        backend.fused(op, tuple(inputs), ref, {})
+        backend.fused(op, inputs, ref, {})
     return out
 
 
@@ -641,10 +645,8 @@ def fused_map(op: str, x: Array, params: dict[str, Any]) -> Array:
     r = x._ref
     out = _out(st.device, backend, r.dtype, r.shape, r.size)
     if r.size:
-        c = x if r.contiguous else compact(x)
-        cr = c._ref
-        flat = Ref(cr.buffer, cr.dtype, (cr.size,), (1,), cr.offset, cr.size, True)
-        backend.fused(op, (flat,), Ref(out._ref.buffer, r.dtype, (r.size,), (1,), 0, r.size, True), params)
+        keep: list[Array] = []
+        backend.fused(op, (_flat(x, keep),), _flat(out, keep), params)
     return out
 
 

@@ -272,8 +272,8 @@ template <class T> int64_t count_row(const char* p, int64_t n, int64_t s) {
     return c;
 }
 
-// A contiguous row of n >= 4 L elements folded by step (an associative op, callable on T and
-// on vectors of T) in four vectors of lanes: a scalar chain runs at the op's latency (about
+// A contiguous row of n >= 8 L elements folded by step (an associative op, callable on T and
+// on vectors of T) in eight vectors of lanes: a scalar chain runs at the op's latency (about
 // 1 ns an element for a select, 0.35 for a multiply). The lanes are folded in a fixed order.
 template <class T, class Step> T lanes_fold(const T* P, int64_t n, Step step) {
     using V = SumV<T>;  // NOTE: an alias `T __attribute__((vector_size(32)))` drops it
@@ -535,38 +535,49 @@ bool vertical_split(int op, const char* base, int64_t M, int64_t K, int64_t sk, 
     return true;
 }
 
+// The roads of a reduction of x (M, K): "vertical" when M is the unit-stride axis (a reduction
+// over axis 0), "few long rows" when each row is split across the threads; else rows.
+inline bool vertical_layout(int64_t M, int64_t K, int64_t sm, int64_t sk, int64_t item) {
+    return M > 1 && K > 1 && sm == item && sk != item;
+}
+inline bool few_long_rows(int64_t M, int64_t K) { return K >= 4 * GRAIN && M < num_threads() && num_threads() > 1; }
+
+// Few long rows: a row cut into `parts` parts, part(q, k0, k1) called for each in parallel.
+inline int64_t row_parts(int64_t K) { return std::min<int64_t>(int64_t(num_threads()) * 4, K / GRAIN + 1); }
+template <class F> void for_row_parts(int64_t K, int64_t parts, F&& part) {
+    parallel_range(parts, 1, [&](int64_t b, int64_t e) {
+        for (int64_t q = b; q < e; ++q) part(q, K * q / parts, K * (q + 1) / parts);
+    });
+}
+
 // Few long rows: split each row into parts reduced in parallel, then combine.
 template <class T>
 void reduce_split(int op, const char* p, int64_t K, int64_t sk, char* out, int64_t m) {
     using A = compute_t<T>;
-    const int64_t parts = std::min<int64_t>(int64_t(num_threads()) * 4, K / GRAIN + 1);
+    const int64_t parts = row_parts(K);
     Buf<A> val(parts);
     std::vector<int64_t> idx(static_cast<size_t>(parts));
-    auto part = [&](int64_t b, int64_t e) {
-        for (int64_t q = b; q < e; ++q) {
-            int64_t k0 = K * q / parts, k1 = K * (q + 1) / parts;
-            const char* s = p + k0 * sk;
-            int64_t n = k1 - k0;
-            switch (op) {
-                case R_SUM: val[q] = pairwise_sum<A, T>(s, n, sk); break;
-                case R_PROD: val[q] = product<A, T>(s, n, sk); break;
-                case R_MAX: val[q] = extreme<true, A, T>(s, n, sk); break;
-                case R_MIN: val[q] = extreme<false, A, T>(s, n, sk); break;
-                case R_ARGMAX:
-                case R_ARGMIN: {
-                    auto r = op == R_ARGMAX ? arg_extreme<true, A, T>(s, n, sk)
-                                            : arg_extreme<false, A, T>(s, n, sk);
-                    idx[q] = r.first + k0;
-                    val[q] = r.second;
-                    break;
-                }
-                case R_ANY: idx[q] = any_row<T>(s, n, sk); break;
-                case R_ALL: idx[q] = all_row<T>(s, n, sk); break;
-                case R_COUNT: idx[q] = count_row<T>(s, n, sk); break;
+    for_row_parts(K, parts, [&](int64_t q, int64_t k0, int64_t k1) {
+        const char* s = p + k0 * sk;
+        const int64_t n = k1 - k0;
+        switch (op) {
+            case R_SUM: val[q] = pairwise_sum<A, T>(s, n, sk); break;
+            case R_PROD: val[q] = product<A, T>(s, n, sk); break;
+            case R_MAX: val[q] = extreme<true, A, T>(s, n, sk); break;
+            case R_MIN: val[q] = extreme<false, A, T>(s, n, sk); break;
+            case R_ARGMAX:
+            case R_ARGMIN: {
+                auto r = op == R_ARGMAX ? arg_extreme<true, A, T>(s, n, sk)
+                                        : arg_extreme<false, A, T>(s, n, sk);
+                idx[q] = r.first + k0;
+                val[q] = r.second;
+                break;
             }
+            case R_ANY: idx[q] = any_row<T>(s, n, sk); break;
+            case R_ALL: idx[q] = all_row<T>(s, n, sk); break;
+            case R_COUNT: idx[q] = count_row<T>(s, n, sk); break;
         }
-    };
-    parallel_range(parts, 1, part);
+    });
     // NOTE: any, all and count leave val unwritten (their results are in idx): not read then
     // (an unwritten bool is undefined behaviour, which UBSan reports).
     const bool in_idx = op == R_ANY || op == R_ALL || op == R_COUNT;
@@ -610,7 +621,7 @@ template <class T> void reduce_t(int op, const View& x, char* out) {
         return;
     }
     const int64_t total = M * K;
-    const bool vertical = M > 1 && K > 1 && sm == int64_t(sizeof(T)) && sk != int64_t(sizeof(T));
+    const bool vertical = vertical_layout(M, K, sm, sk, int64_t(sizeof(T)));
     if (vertical && op == R_SUM && sum_vertical_split<T>(x.data, M, K, sk, out)) return;
     if (vertical && op != R_SUM && op != R_PROD && op != R_ARGMAX && op != R_ARGMIN &&
         vertical_split<T>(op, x.data, M, K, sk, out))
@@ -621,7 +632,7 @@ template <class T> void reduce_t(int op, const View& x, char* out) {
                        [&](int64_t b, int64_t e) { reduce_vertical<T>(op, x.data, b, e, K, sk, out); });
         return;
     }
-    if (K >= 4 * GRAIN && M < num_threads() && num_threads() > 1) {
+    if (few_long_rows(M, K)) {
         for (int64_t m = 0; m < M; ++m) reduce_split<T>(op, x.data + m * sm, K, sk, out, m);
         return;
     }
@@ -638,7 +649,7 @@ template <class T> void sumsq_t(const View& x, const char* centre, char* out) {
     const int64_t M = x.shape[0], K = x.shape[1];
     const int64_t sm = x.strides[0] * int64_t(sizeof(T)), sk = x.strides[1] * int64_t(sizeof(T));
     const auto map = [&](int64_t m) { return CentredSquare<A>{centre ? load_acc<A, T>(centre + m * sizeof(T)) : A(0)}; };
-    if (M > 1 && K > 1 && sm == int64_t(sizeof(T)) && sk != int64_t(sizeof(T))) {  // vertical, as the sum
+    if (vertical_layout(M, K, sm, sk, int64_t(sizeof(T)))) {
         Buf<A> c(M);
         for (int64_t m = 0; m < M; ++m) c[m] = map(m).c;
         parallel_range(M, M * K >= 2 * GRAIN ? std::max<int64_t>(16, GRAIN / K) : M, [&](int64_t b, int64_t e) {
@@ -648,16 +659,13 @@ template <class T> void sumsq_t(const View& x, const char* centre, char* out) {
         });
         return;
     }
-    if (K >= 4 * GRAIN && M < num_threads() && num_threads() > 1) {
-        const int64_t parts = std::min<int64_t>(int64_t(num_threads()) * 4, K / GRAIN + 1);
+    if (few_long_rows(M, K)) {
+        const int64_t parts = row_parts(K);
         Buf<A> val(parts);
         for (int64_t m = 0; m < M; ++m) {
             const char* p = x.data + m * sm;
-            parallel_range(parts, 1, [&](int64_t b, int64_t e) {
-                for (int64_t q = b; q < e; ++q) {
-                    const int64_t k0 = K * q / parts, k1 = K * (q + 1) / parts;
-                    val[q] = pairwise_sum<A, T>(p + k0 * sk, k1 - k0, sk, map(m));
-                }
+            for_row_parts(K, parts, [&](int64_t q, int64_t k0, int64_t k1) {
+                val[q] = pairwise_sum<A, T>(p + k0 * sk, k1 - k0, sk, map(m));
             });
             A r = val[0];
             for (int64_t q = 1; q < parts; ++q) r = ops::add::f(r, val[q]);
