@@ -3,7 +3,8 @@
     python benchmarks/bench_autograd.py [--device cpu] [--json PATH]
 
 Rows: matmul 100x100 forward + backward; Linear 1024->1024 (batch 1024) forward + MSE +
-backward; one epoch of the digits MLP (64-128-10, Adam lr 1e-3, batch 64) with ReLU and with tanh.
+backward; one epoch of the digits MLP (64-128-10, Adam lr 1e-3, batch 64) with ReLU and with tanh;
+one epoch of the digits CNN (``ndplane.examples.digits_cnn``: conv-relu-pool, conv-relu, linear).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from _harness import best_time, parse_args, print_table, ratio_result, try_import_torch, write_json
 
 import ndplane as nd
-from ndplane.examples import digits_mlp
+from ndplane.examples import digits_cnn, digits_mlp
 from ndplane.examples._data import load_digits_split
 
 
@@ -44,11 +45,14 @@ def nd_cases(dev: nd.Device) -> dict[str, Callable[[], float]]:
     digits_mlp.train(model, data, epochs=1, show_progress=False)
     model_tanh = digits_mlp.make_model(dev, activation=nd.nn.Tanh)
     digits_mlp.train(model_tanh, data, epochs=1, show_progress=False)
+    cnn = digits_cnn.SmallCNN(dev)
+    digits_mlp.train(cnn, data, epochs=1, show_progress=False)
     return {
         "mm": lambda: best_time(mm),
         "linear": lambda: best_time(linear, min_time=0.5, repeat=2),
         "epoch": lambda: digits_mlp.train(model, data, epochs=1, show_progress=False)["seconds_per_epoch"],
         "epoch_tanh": lambda: digits_mlp.train(model_tanh, data, epochs=1, show_progress=False)["seconds_per_epoch"],
+        "epoch_cnn": lambda: digits_mlp.train(cnn, data, epochs=1, show_progress=False)["seconds_per_epoch"],
     }
 
 
@@ -66,8 +70,7 @@ def torch_cases(torch) -> dict[str, Callable[[], float]]:  # type: ignore[no-unt
     ys = torch.from_numpy(d.target[order].astype(np.int64))
     n_test = int(len(ys) * 0.2)
     xtr, ytr = xs[n_test:], ys[n_test:]
-    def make_epoch(activation):  # type: ignore[no-untyped-def]
-        model = torch.nn.Sequential(torch.nn.Linear(64, 128), activation(), torch.nn.Linear(128, 10))
+    def make_epoch(model):  # type: ignore[no-untyped-def]
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
 
         def epoch() -> float:
@@ -84,12 +87,23 @@ def torch_cases(torch) -> dict[str, Callable[[], float]]:  # type: ignore[no-unt
         epoch()
         return epoch
 
-    epoch, epoch_tanh = make_epoch(torch.nn.ReLU), make_epoch(torch.nn.Tanh)
+    def mlp(activation):  # type: ignore[no-untyped-def]
+        return torch.nn.Sequential(torch.nn.Linear(64, 128), activation(), torch.nn.Linear(128, 10))
+
+    # The twin of digits_cnn.SmallCNN: the same layers, the flat rows reshaped to 1 x 8 x 8 images.
+    cnn = torch.nn.Sequential(
+        torch.nn.Unflatten(1, (1, 8, 8)),
+        torch.nn.Conv2d(1, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(8, 16, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.Flatten(), torch.nn.Linear(16 * 4 * 4, 10),
+    )  # fmt: skip
+    epoch, epoch_tanh, epoch_cnn = make_epoch(mlp(torch.nn.ReLU)), make_epoch(mlp(torch.nn.Tanh)), make_epoch(cnn)
     return {
         "mm": lambda: best_time(lambda: (a @ b).sum().backward()),
         "linear": lambda: best_time(lambda: torch.nn.functional.mse_loss(lin(x), y).backward(), min_time=0.5, repeat=2),
         "epoch": epoch,
         "epoch_tanh": epoch_tanh,
+        "epoch_cnn": epoch_cnn,
     }
 
 
@@ -127,7 +141,8 @@ def main() -> None:
 ROUNDS = 5
 PAUSE = 0.3  # seconds
 NAMES = {"mm": "matmul 100x100 fwd+bwd", "linear": "Linear 1024x1024 b1024 fwd+MSE+bwd",
-         "epoch": "digits MLP epoch (23 steps)", "epoch_tanh": "digits MLP epoch, tanh (23 steps)"}  # fmt: skip
+         "epoch": "digits MLP epoch (23 steps)", "epoch_tanh": "digits MLP epoch, tanh (23 steps)",
+         "epoch_cnn": "digits CNN epoch (23 steps)"}  # fmt: skip
 
 
 if __name__ == "__main__":

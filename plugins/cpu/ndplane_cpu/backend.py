@@ -9,6 +9,7 @@ releases the GIL only for large work.
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,8 @@ _DEFAULTS = {
     "real floating": ndplane.float64, "complex floating": ndplane.complex128,
     "integral": ndplane.int64, "indexing": ndplane.int64,
 }  # fmt: skip
+# log2 of the cycles OpenBLAS's idle threads poll before they sleep (see _native).
+_OPENBLAS_THREAD_TIMEOUT = 19
 
 
 @functools.cache
@@ -41,6 +44,13 @@ def _native() -> Any:
     # NOTE: imported on first use, so that discovering the plugin loads no C++ code.
     # scipy_openblas32 loads libscipy_openblas.so (RTLD_GLOBAL) on import; _native then finds it
     # by soname wherever the package is installed, with no rpath into it (CMakeLists.txt).
+    # NOTE: OpenBLAS reads OPENBLAS_THREAD_TIMEOUT once, when the library loads: its idle
+    # threads poll for 2**n cycles before sleeping, 2**28 (about 0.1 s) by default. After one
+    # threaded gemm its workers then hold cores that the backend's own pool needs for the next
+    # 0.1 s: a digits CNN epoch right after an evaluation ran 36-40 ms instead of 22-25. 2**19
+    # cycles is about the 200 us that the pool's own workers poll (NDPLANE_CPU_SPIN_US); a
+    # value the user set wins.
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", str(_OPENBLAS_THREAD_TIMEOUT))
     import scipy_openblas32  # noqa: F401
 
     from . import _native as native
