@@ -30,8 +30,13 @@ import ndplane.dask  # noqa: E402
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 # NOTE: pylist has no native sqrt (std) and sort: its host fallback is an error under the strict
-# NDPLANE_FALLBACK=error these tests run with; the cubed tests (test_cubed.py) cover it.
-DEVICES = [d for d in ("numpy", "cpu") if d in {b["name"] for b in nd.backends() if b["available"]}]
+# NDPLANE_FALLBACK=error these tests run with; the cubed tests (test_cubed.py) cover it. webgpu
+# runs where its adapter has float64 (the data's dtype; lavapipe has it), its chunks computed by
+# several threads at once on the threaded scheduler (the backend serialises its calls).
+_AVAILABLE = {b["name"] for b in nd.backends() if b["available"]}
+DEVICES = [d for d in ("numpy", "cpu") if d in _AVAILABLE]
+if "webgpu" in _AVAILABLE and nd.float64 in nd.Device("webgpu").backend.dtypes:
+    DEVICES.append("webgpu")
 RNG = np.random.default_rng(42)
 
 

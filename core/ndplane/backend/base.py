@@ -90,6 +90,12 @@ class Backend:
     - ``out`` is freshly allocated, C-contiguous, and never aliases an input
       (unless the backend declares ``inplace``);
     - without the ``strided`` capability every input Ref is C-contiguous.
+
+    What every backend guarantees the core: its methods may be called from several Python
+    threads at once, and ``free`` from any thread (the garbage collector's too, inside another
+    call); each call's result is what it would be alone. Shared mutable state (an open command
+    encoder, a staging ring, a buffer pool) is the backend's to serialise
+    (conformance ``test_threads.py``).
     """
 
     #: Backend name, the device kind in device strings (``"numpy"``, ``"cpu"``).

@@ -114,6 +114,8 @@ class Runtime:
             required_features=features,
         )
         self.queue = self.device.queue
+        # Held by every backend call (backend._serialized): one thread records at a time.
+        self.lock = threading.RLock()
         self.features = frozenset(adapter.features)
         self.software = is_software(adapter)
         self.max_binding = min(lim["max-storage-buffer-binding-size"], lim["max-buffer-size"])

@@ -9,7 +9,8 @@ device, once per adapter per process (see :mod:`ndplane_webgpu._runtime`).
 from __future__ import annotations
 
 import functools
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -45,6 +46,21 @@ FEATURE_DTYPES = (
     (("shader-int64", "shader-f64"), ("float64", "complex128")),
 )
 _FUSED_ROWS = ("softmax", "log_softmax", "logsumexp")
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _serialized(method: _F) -> _F:
+    """``method`` under its device's lock: the Runtime records every dispatch into one open
+    command encoder and compute pass, stages parameters in one ring and keeps one pool of freed
+    buffers, so two Python threads calling at once would interleave their commands. Re-entrant:
+    a buffer freed by the garbage collector in the middle of a call takes it again."""
+
+    @functools.wraps(method)
+    def locked(self: WebGPUBackend, *args: Any, **kwargs: Any) -> Any:
+        with self.rt.lock:
+            return method(self, *args, **kwargs)
+
+    return locked  # type: ignore[return-value]
 _BOOL_RESULT = frozenset({"isfinite", "isinf", "isnan", "logical_not", "signbit"})
 
 
@@ -106,20 +122,25 @@ class WebGPUBackend(Backend):
 
     # -- memory --------------------------------------------------------------
 
+    @_serialized
     def memory_stats(self) -> dict[str, int]:
         return {"buffers": self.rt.live_buffers, "bytes": self.rt.live_bytes}
 
+    @_serialized
     def alloc(self, nbytes: int) -> Any:
         return self.rt.alloc(nbytes)
 
+    @_serialized
     def free(self, buffer: Any) -> None:
         self.rt.free(buffer)
 
+    @_serialized
     def from_host(self, array: np.ndarray) -> Any:
         buf = self.rt.alloc(array.nbytes)
         self.rt.write(buf, array.reshape(-1).view(np.uint8))
         return buf
 
+    @_serialized
     def to_host(self, ref: Ref) -> np.ndarray:
         dt = ref.dtype.dtype
         if ref.size == 0:
@@ -141,6 +162,7 @@ class WebGPUBackend(Backend):
                 self.rt.free(src)
         return np.frombuffer(raw, dt).reshape(ref.shape).copy()
 
+    @_serialized
     def copy(self, src: Ref, dst: Ref) -> None:
         if src.size == 0:
             return
@@ -153,21 +175,25 @@ class WebGPUBackend(Backend):
         else:
             Kn.elementwise(self.rt, "$a", dst, [src])
 
+    @_serialized
     def fill(self, dst: Ref, value: Any) -> None:
         if dst.size:
             Kn.elementwise(self.rt, "$a", dst, [value])
 
+    @_serialized
     def synchronize(self) -> None:
         self.rt.synchronize()
 
     # -- elementwise ---------------------------------------------------------
 
+    @_serialized
     def unary(self, op: str, x: Ref, out: Ref) -> None:
         expr = _expr(G.UNARY, op, x.dtype.name, "$x", "$a")
         ct = G.DTYPES[x.dtype.name].ct
         res = "bool" if op in _BOOL_RESULT else G.PART[ct] if ct in G.PART and op in G.REAL_RESULT else ct
         self._ew(G.conv(res, G.DTYPES[out.dtype.name].ct, expr), out, [x])
 
+    @_serialized
     def binary(self, op: str, a: Any, b: Any, out: Ref) -> None:
         dt = (a if type(a) is Ref else b).dtype.name
         expr = _expr(G.BINARY, op, dt)
@@ -175,9 +201,11 @@ class WebGPUBackend(Backend):
         res = "bool" if bool_res else G.DTYPES[dt].ct
         self._ew(G.conv(res, G.DTYPES[out.dtype.name].ct, expr), out, [a, b])
 
+    @_serialized
     def where(self, cond: Ref, a: Ref, b: Ref, out: Ref) -> None:
         self._ew("select($c, $b, $a)", out, [cond, a, b])
 
+    @_serialized
     def cast(self, x: Ref, out: Ref) -> None:
         self._ew(G.cast_expr(x.dtype.name, out.dtype.name, "$a"), out, [x])
 
@@ -187,6 +215,7 @@ class WebGPUBackend(Backend):
 
     # -- reductions, scans, linear algebra -----------------------------------
 
+    @_serialized
     def reduce(self, op: str, x: Ref, out: Ref) -> None:
         M, K = x.shape
         if M == 0:
@@ -196,10 +225,12 @@ class WebGPUBackend(Backend):
             return
         Kn.reduce(self.rt, op, x, out)
 
+    @_serialized
     def scan(self, op: str, x: Ref, out: Ref) -> None:
         if x.size:
             Kn.scan(self.rt, op, x, out)
 
+    @_serialized
     def matmul(self, a: Ref, b: Ref, out: Ref) -> None:
         if out.size == 0:
             return
@@ -208,6 +239,7 @@ class WebGPUBackend(Backend):
             return
         Kn.matmul(self.rt, a, b, out)
 
+    @_serialized
     def fused(self, op: str, inputs: tuple[Ref | None, ...], out: Ref, params: dict[str, Any]) -> None:
         if op not in _FUSED_ROWS:
             raise NotImplementedError(f"webgpu: no fused {op!r}")
@@ -222,19 +254,23 @@ class WebGPUBackend(Backend):
 
     # -- indexing, sorting, random -------------------------------------------
 
+    @_serialized
     def take(self, x: Ref, indices: Ref, out: Ref) -> None:
         if out.size:
             Kn.take(self.rt, x, indices, out)
 
+    @_serialized
     def scatter_add(self, out: Ref, indices: Ref, values: Ref) -> None:
         if values.size:
             Kn.scatter_add(self.rt, out, indices, values)
 
+    @_serialized
     def sort(self, x: Ref, values_out: Ref | None, indices_out: Ref | None,
              descending: bool, stable: bool) -> None:  # fmt: skip
         if x.size and (values_out is not None or indices_out is not None):
             Kn.sort(self.rt, x, values_out, indices_out, descending)
 
+    @_serialized
     def random_bits(self, key: int, counter: int, out: Ref) -> None:
         if out.size:
             Kn.random_bits(self.rt, key, counter, out)
