@@ -20,25 +20,13 @@ import numpy as np
 from . import _creation, _dispatch, _dtypes
 from ._array import Array, Storage, _new
 from ._devices import Device, as_device, devices, get_default_device
+from .backend.host import held_view
 from .backend.ops import DLPACK
 
 __all__ = ["from_dlpack"]
 
 _CPU = 1
 _CUDA = 2  # kDLCUDA: the memory __cuda_array_interface__ describes
-
-
-class _Keeper:
-    """Exports a NumPy view through ``__array_interface__`` while holding its ndplane Array."""
-
-    __slots__ = ("__array_interface__", "view", "owner")
-
-    def __init__(self, view: np.ndarray, owner: Array) -> None:
-        # NOTE: keep both: ``view`` may be a temporary that owns its memory (a backend whose
-        # to_host copies), or a view whose memory the Array's storage owns.
-        self.__array_interface__ = view.__array_interface__
-        self.view = view
-        self.owner = owner
 
 
 def _device_tuple(x: Array) -> tuple[int, int]:
@@ -90,7 +78,7 @@ def __dlpack__(self: Array, /, *, stream: Any = None, max_version: tuple[int, in
         host = self.to_numpy()
     else:
         view = st.backend.to_host(self._ref)
-        host = np.asarray(_Keeper(view, self)) if not copy else np.array(view, copy=True)
+        host = held_view(view, self) if not copy else np.array(view, copy=True)
     # NOTE: the copy (if any) is made above; NumPy only packs the capsule.
     if max_version is None:
         return host.__dlpack__(stream=stream)

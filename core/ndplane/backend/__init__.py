@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .base import Backend, Ref
 from .hookspecs import hookimpl, hookspec
+from .host import held_view
 from .ops import (
     ALL_OPS,
     BINARY_OPS,
@@ -33,7 +34,7 @@ from .ops import (
 from .spec import BackendSpec
 
 __all__ = [
-    "Backend", "Ref", "BackendSpec", "hookimpl", "hookspec", "PROTOCOL_VERSION",
+    "Backend", "Ref", "BackendSpec", "hookimpl", "hookspec", "held_view", "PROTOCOL_VERSION",
     "ALL_OPS", "UNARY_OPS", "BINARY_OPS", "COMPARISON_OPS", "REDUCE_OPS", "SCAN_OPS",
     "KERNEL_OPS", "FUSED_OPS", "LINALG_OPS", "FFT_OPS", "LINALG", "FFT", "CAPABILITIES", "STRIDED", "INPLACE", "HOST_RESIDENT", "DLPACK", "DEFAULT_DTYPE_KINDS",
 ]  # fmt: skip

@@ -29,6 +29,7 @@ from ndplane.backend import (
     Backend,
     BackendSpec,
     Ref,
+    held_view,
     hookimpl,
 )
 from ndplane.backend import reference as K
@@ -47,24 +48,13 @@ _NO_64 = _ALL - {ndplane.float64, ndplane.complex128, ndplane.int64, ndplane.uin
 _NAMES = {d.dtype: d.name for d in ndplane.ALL_DTYPES}
 
 
-class _Held:
-    """``__array_interface__`` of a view, and the Array it came from: the base of the array the
-    capsule holds, so the Array (and its Storage) lives as long as the consumer's tensor."""
-
-    __slots__ = ("__array_interface__", "view", "owner")
-
-    def __init__(self, view: np.ndarray, owner: Any) -> None:
-        self.__array_interface__ = view.__array_interface__
-        self.view, self.owner = view, owner
-
-
 class _Exported:
     """What ``export_dlpack`` hands the core: NumPy's DLPack export of the held view."""
 
     __slots__ = ("array",)
 
     def __init__(self, view: np.ndarray, owner: Any) -> None:
-        self.array = np.asarray(_Held(view, owner))
+        self.array = held_view(view, owner)
 
     def __dlpack__(self, **kwargs: Any) -> Any:
         return self.array.__dlpack__(**kwargs)
