@@ -513,34 +513,43 @@ Index as_index(const Parsed& p, int64_t k, const char* what) {
     return {p.v.data, p.v.dtype, p.v.shape[0], p.v.strides[0]};
 }
 
+// The operands of take and scatter_add, checked: `dense` (M, N), whose N columns the indices
+// (K,) address, and `sparse` (M, K), one column per index; one device and one dtype.
+struct Gathered {
+    Parsed dense, indices, sparse;
+    Rows rd, rs;
+    Index idx;
+};
+
+Gathered gathered(nb::handle dense, nb::handle indices, nb::handle sparse, const char* what, const char* dense_name,
+                  const char* sparse_name) {
+    Gathered g{parse(dense, what), parse(indices, what), parse(sparse, what), {}, {}, {}};
+    const std::string w(what), dn(dense_name), sn(sparse_name);
+    same_device(g.dense, g.sparse, what);
+    same_device(g.indices, g.sparse, what);
+    if (g.dense.v.dtype != g.sparse.v.dtype) throw std::invalid_argument(w + ": " + dn + " and " + sn + " dtypes differ.");
+    g.rd = as_rows(g.dense.v, what), g.rs = as_rows(g.sparse.v, what);
+    if (g.rd.m != g.rs.m) throw std::invalid_argument(w + ": " + dn + " (M, N) and " + sn + " (M, K) differ in M.");
+    g.idx = as_index(g.indices, g.rs.k, what);
+    return g;
+}
+
 // take(x (M, N), indices (K,), out (M, K)): out[m, k] = x[m, indices[k]].
 void py_take(nb::handle x, nb::handle indices, nb::handle out) {
-    Parsed px = parse(x, "take"), pi = parse(indices, "take"), po = parse(out, "take");
-    same_device(px, po, "take");
-    same_device(pi, po, "take");
-    if (px.v.dtype != po.v.dtype) throw std::invalid_argument("take: x and out dtypes differ.");
-    const Rows rx = as_rows(px.v, "take"), ro = as_rows(po.v, "take");
-    if (ro.m != rx.m) throw std::invalid_argument("take: x (M, N) and out (M, K) differ in M.");
-    const Index idx = as_index(pi, ro.k, "take");
-    if (rx.k == 0 && ro.m * ro.k > 0) throw index_error("take: cannot take from an empty axis.");
-    DeviceState& d = ndp::device(po.buf->device);
-    launch_take(rx, idx, ro, po.v.dtype, d.stream);
+    const Gathered g = gathered(x, indices, out, "take", "x", "out");
+    if (g.rd.k == 0 && g.rs.m * g.rs.k > 0) throw index_error("take: cannot take from an empty axis.");
+    DeviceState& d = ndp::device(g.sparse.buf->device);
+    launch_take(g.rd, g.idx, g.rs, g.sparse.v.dtype, d.stream);
     check_launch(d, "take");
 }
 
 // scatter_add(out (M, N), indices (K,), values (M, K)): out[m, indices[k]] += values[m, k].
 void py_scatter_add(nb::handle out, nb::handle indices, nb::handle values) {
-    Parsed po = parse(out, "scatter_add"), pi = parse(indices, "scatter_add"), pv = parse(values, "scatter_add");
-    same_device(pv, po, "scatter_add");
-    same_device(pi, po, "scatter_add");
-    if (pv.v.dtype != po.v.dtype) throw std::invalid_argument("scatter_add: out and values dtypes differ.");
-    const Rows ro = as_rows(po.v, "scatter_add"), rv = as_rows(pv.v, "scatter_add");
-    if (ro.m != rv.m) throw std::invalid_argument("scatter_add: out (M, N) and values (M, K) differ in M.");
-    const Index idx = as_index(pi, rv.k, "scatter_add");
-    if (ro.k == 0 && rv.m * rv.k > 0) throw index_error("scatter_add: cannot add into an empty axis.");
-    DeviceState& d = ndp::device(po.buf->device);
+    const Gathered g = gathered(out, indices, values, "scatter_add", "out", "values");
+    if (g.rd.k == 0 && g.rs.m * g.rs.k > 0) throw index_error("scatter_add: cannot add into an empty axis.");
+    DeviceState& d = ndp::device(g.dense.buf->device);
     DeviceScratch scratch(d);
-    launch_scatter_add(ro, idx, rv, po.v.dtype, scratch, d.stream);
+    launch_scatter_add(g.rd, g.idx, g.rs, g.dense.v.dtype, scratch, d.stream);
     check_launch(d, "scatter_add");
 }
 
