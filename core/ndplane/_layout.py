@@ -215,7 +215,9 @@ def reduce_layout(shape: Shape, strides: Strides, axes: tuple[int, ...]) -> tupl
     return kept, prod(kept), prod(shape[i] for i in axes), moved
 
 
-def permute(shape: Shape, strides: Strides, axes: Sequence[int], name: str) -> tuple[Shape, Strides]:
+@_memo
+def permute(shape: Shape, strides: Strides, axes: tuple[int, ...], name: str) -> tuple[Shape, Strides]:
+    """(shape, strides) with the axes in the order ``axes`` (normalised; each named once)."""
     ndim = len(shape)
     if len(axes) != ndim:
         raise ValueError(f"{name}: axes {tuple(axes)} must name each of the {ndim} axes exactly once.")
@@ -223,6 +225,37 @@ def permute(shape: Shape, strides: Strides, axes: Sequence[int], name: str) -> t
     if len(set(ax)) != ndim:
         raise ValueError(f"{name}: axes {tuple(axes)} must name each of the {ndim} axes exactly once.")
     return tuple(shape[a] for a in ax), tuple(strides[a] for a in ax)
+
+
+@_memo
+def move_axes(ndim: int, src: tuple[int, ...], dst: tuple[int, ...], name: str) -> tuple[int, ...]:
+    """The axis order that moves axes ``src`` to positions ``dst`` (both normalised; NumPy's moveaxis)."""
+    if len(src) != len(dst):
+        raise ValueError(f"{name}: source and destination must have the same number of axes.")
+    order = [a for a in range(ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return tuple(order)
+
+
+@_memo
+def squeeze(shape: Shape, strides: Strides, axes: tuple[int, ...]) -> tuple[Shape, Strides]:
+    """(shape, strides) without the size-1 axes ``axes`` (normalised); another size raises."""
+    for a in axes:
+        if shape[a] != 1:
+            raise ValueError(f"squeeze: cannot remove axis {a} of size {shape[a]}; only size-1 axes can be removed.")
+    keep = [i for i in range(len(shape)) if i not in axes]
+    return tuple(shape[i] for i in keep), tuple(strides[i] for i in keep)
+
+
+@_memo
+def expand(shape: Shape, strides: Strides, axes: tuple[int, ...]) -> tuple[Shape, Strides]:
+    """(shape, strides) with size-1 axes inserted at ``axes`` (normalised positions in the result)."""
+    new_shape, new_strides = list(shape), list(strides)
+    for a in sorted(axes):
+        new_shape.insert(a, 1)
+        new_strides.insert(a, 0)
+    return tuple(new_shape), tuple(new_strides)
 
 
 @_memo

@@ -87,12 +87,10 @@ def moveaxis(x: Array, source: int | Sequence[int], destination: int | Sequence[
     dst = _layout.normalize_axes(
         destination if isinstance(destination, (tuple, list)) else (destination,), x.ndim, "moveaxis"
     )
-    if len(src) != len(dst):
-        raise ValueError("moveaxis: source and destination must have the same number of axes.")
-    order = [a for a in range(x.ndim) if a not in src]
-    for d, s in sorted(zip(dst, src)):
-        order.insert(d, s)
-    return permute_dims(x, order)
+    order = _layout.move_axes(x.ndim, src, dst, "moveaxis")
+    r = x._ref
+    shape, strides = _layout.permute(r.shape, r.strides, order, "moveaxis")
+    return _recorded("permute_dims", view_as(x, shape, strides, r.offset), x, order)
 
 
 def broadcast_to(x: Array, /, shape: Sequence[int]) -> Array:
@@ -133,14 +131,9 @@ def expand_dims(x: Array, /, axis: int | Sequence[int] = 0) -> Array:
     """
     check_array("expand_dims", x)
     axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
-    ndim = x.ndim + len(axes)
-    norm = _layout.normalize_axes(axes, ndim, "expand_dims")
     r = x._ref
-    shape, strides = list(r.shape), list(r.strides)
-    for a in sorted(norm):
-        shape.insert(a, 1)
-        strides.insert(a, 0)
-    return _recorded("reshape", view_as(x, tuple(shape), tuple(strides), r.offset), x, r.shape)
+    shape, strides = _layout.expand(r.shape, r.strides, _layout.normalize_axes(axes, x.ndim + len(axes), "expand_dims"))
+    return _recorded("reshape", view_as(x, shape, strides, r.offset), x, r.shape)
 
 
 def squeeze(x: Array, /, axis: int | Sequence[int]) -> Array:
@@ -152,13 +145,8 @@ def squeeze(x: Array, /, axis: int | Sequence[int]) -> Array:
     """
     check_array("squeeze", x)
     r = x._ref
-    axes = _layout.normalize_axes(axis, x.ndim, "squeeze")
-    for a in axes:
-        if r.shape[a] != 1:
-            raise ValueError(f"squeeze: cannot remove axis {a} of size {r.shape[a]}; only size-1 axes can be removed.")
-    keep = [i for i in range(x.ndim) if i not in axes]
-    out = view_as(x, tuple(r.shape[i] for i in keep), tuple(r.strides[i] for i in keep), r.offset)
-    return _recorded("reshape", out, x, r.shape)
+    shape, strides = _layout.squeeze(r.shape, r.strides, _layout.normalize_axes(axis, x.ndim, "squeeze"))
+    return _recorded("reshape", view_as(x, shape, strides, r.offset), x, r.shape)
 
 
 def flip(x: Array, /, *, axis: int | Sequence[int] | None = None) -> Array:
