@@ -46,6 +46,7 @@ FEATURE_DTYPES = (
     (("shader-int64", "shader-f64"), ("float64", "complex128")),
 )
 _FUSED_ROWS = ("softmax", "log_softmax", "logsumexp")
+_BOOL_RESULT = frozenset({"isfinite", "isinf", "isnan", "logical_not", "signbit"})
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -61,7 +62,6 @@ def _serialized(method: _F) -> _F:
             return method(self, *args, **kwargs)
 
     return locked  # type: ignore[return-value]
-_BOOL_RESULT = frozenset({"isfinite", "isinf", "isnan", "logical_not", "signbit"})
 
 
 class WebGPUBackend(Backend):
