@@ -26,7 +26,7 @@ ROOT = pathlib.Path(ndplane.__file__).parent
 LAYERS: list[tuple[str, list[str]]] = [
     ("foundation: errors, layout, dtypes, the backend protocol", [
         "_errors", "_layout", "_dtypes", "backend.ops", "backend.base", "backend.spec",
-        "backend.hookspecs", "backend", "backend.reference", "backend.plugins",
+        "backend.hookspecs", "backend.host", "backend", "backend.reference", "backend.plugins",
     ]),
     ("devices", ["_devices"]),
     ("the Array: storage, layout, views, host conversion", ["_array"]),
