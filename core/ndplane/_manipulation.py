@@ -59,9 +59,13 @@ def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
     (4, 2, 3)
     """
     check_array("permute_dims", x)
+    return _permuted(x, tuple(_layout.normalize_axis(a, x.ndim, "permute_dims") for a in axes), "permute_dims")
+
+
+def _permuted(x: Array, axes: tuple[int, ...], name: str) -> Array:
+    """The view of ``x`` with its axes in the order ``axes`` (normalised), recorded for autograd."""
     r = x._ref
-    axes = tuple(_layout.normalize_axis(a, x.ndim, "permute_dims") for a in axes)
-    shape, strides = _layout.permute(r.shape, r.strides, axes, "permute_dims")
+    shape, strides = _layout.permute(r.shape, r.strides, axes, name)
     return _recorded("permute_dims", view_as(x, shape, strides, r.offset), x, axes)
 
 
@@ -87,10 +91,7 @@ def moveaxis(x: Array, source: int | Sequence[int], destination: int | Sequence[
     dst = _layout.normalize_axes(
         destination if isinstance(destination, (tuple, list)) else (destination,), x.ndim, "moveaxis"
     )
-    order = _layout.move_axes(x.ndim, src, dst, "moveaxis")
-    r = x._ref
-    shape, strides = _layout.permute(r.shape, r.strides, order, "moveaxis")
-    return _recorded("permute_dims", view_as(x, shape, strides, r.offset), x, order)
+    return _permuted(x, _layout.move_axes(x.ndim, src, dst, "moveaxis"), "moveaxis")
 
 
 def broadcast_to(x: Array, /, shape: Sequence[int]) -> Array:
