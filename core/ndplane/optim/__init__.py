@@ -265,6 +265,14 @@ class Adam(Optimizer):
                 "decoupled": self.decoupled}  # fmt: skip
 
     def _delta(self, g: Array, p: Array | None, state: dict[str, Array], t: int) -> Array:
+        # NOTE: float16 computed in float32 and rounded once per step, as the fused kernels do:
+        # in float16, (1 - b2) * g * g underflows and eps is 0, so m / denom would be inf or NaN.
+        if g.dtype == nd.float16:
+            wide = {k: nd.astype(s, nd.float32) for k, s in state.items()}
+            delta = self._delta(nd.astype(g, nd.float32), None if p is None else nd.astype(p, nd.float32), wide, t)
+            for k, s in state.items():
+                s[...] = wide[k]
+            return nd.astype(delta, nd.float16)
         b1, b2 = self.betas
         if self.weight_decay and not self.decoupled:
             assert p is not None  # step() passes the parameters whenever there is weight decay

@@ -43,6 +43,25 @@ def _native() -> Any:
     return native
 
 
+class _Exported:
+    """What ``export_dlpack`` hands the core: one DLPack producer over the device memory, whether
+    nanobind made an ``nb_ndarray`` (its own ``__dlpack__``; nanobind >= 2.2) or, as older
+    nanobinds do, the legacy capsule itself (then every ``max_version`` gets that capsule,
+    which the DLPack protocol allows)."""
+
+    __slots__ = ("_made", "_device")
+
+    def __init__(self, made: Any, device: tuple[int, int]) -> None:
+        self._made, self._device = made, device
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        made = self._made
+        return made.__dlpack__(**kwargs) if hasattr(made, "__dlpack__") else made
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._device
+
+
 def _cublas_candidates() -> list[str]:
     """libcublas from NVIDIA's wheels (``pip install nvidia-cublas``), if installed."""
     try:
@@ -136,7 +155,9 @@ def _make_backend_class() -> type[Backend]:
             native.synchronize(self.index)
 
         # -- DLPack: the device memory itself, ordered by CUDA events
-        export_dlpack = staticmethod(native.export_dlpack)
+        def export_dlpack(self, ref: Ref, owner: Any, stream: Any) -> Any:
+            return _Exported(native.export_dlpack(ref, owner, stream), self.dlpack_device)
+
         device_pointer = staticmethod(native.device_pointer)
 
         def import_dlpack(self, obj: Any) -> tuple[Any, str, tuple[int, ...], tuple[int, ...], int] | None:

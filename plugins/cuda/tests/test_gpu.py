@@ -8,6 +8,8 @@ chunk carries, cuBLAS operand flags, Philox and the allocator's out-of-memory pa
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from ndplane_cuda import backend as cuda_backend
@@ -109,7 +111,11 @@ def test_memory_returns_to_the_cache() -> None:
     assert backend.memory_stats()["buffers"] == before["buffers"] + 1
     del x
     after = backend.memory_stats()
-    assert after["buffers"] == before["buffers"] and after["cached_bytes"] >= 8_000_000
+    assert after["buffers"] == before["buffers"]
+    if os.environ.get("NDPLANE_CUDA_NO_CACHE", "") not in ("", "0"):  # compute-sanitizer's runs
+        assert after["cached_bytes"] == 0
+    else:
+        assert after["cached_bytes"] >= 8_000_000
 
 
 # -- sort, take, scatter_add (CUB radix sort; a deterministic scatter) ---------------------
@@ -157,9 +163,10 @@ def test_scatter_add_is_numpys_add_at_bit_for_bit(dtype: str) -> None:
     idx = RNG.integers(0, 40, 3000)
     want = base.copy()
     (np.logical_or if dtype == "bool" else np.add).at(want, (slice(None), idx), vals)
+    i, v = on_gpu(idx), on_gpu(vals)  # NOTE: held, or their buffers go with the temporaries
     for _ in range(2):
         out = on_gpu(base)
-        out.device.backend.scatter_add(out._ref, on_gpu(idx)._ref, on_gpu(vals)._ref)
+        out.device.backend.scatter_add(out._ref, i._ref, v._ref)
         np.testing.assert_array_equal(out.to_numpy(), want)
 
 

@@ -317,3 +317,14 @@ def test_binary_needs_no_cuda_library() -> None:
     needed = [line for line in dynamic.splitlines() if "(NEEDED)" in line]
     assert needed
     assert not [line for line in needed if any(lib in line for lib in ("cuda", "cublas", "nvrtc"))], needed
+
+
+# -- DLPack export --------------------------------------------------------------------------
+@pytest.mark.parametrize("made", ["array", "capsule"])
+def test_exported_is_one_producer_for_either_nanobind(made: str) -> None:
+    """nanobind gives an object with ``__dlpack__`` (2.2 and later) or, older, the capsule
+    itself (the H100 run of 2026-11-27 met the latter): consumers see one producer either way."""
+    a = np.arange(6.0)
+    x = cuda_backend._Exported(a if made == "array" else a.__dlpack__(), (1, 0))
+    assert x.__dlpack_device__() == (1, 0)
+    np.testing.assert_array_equal(np.from_dlpack(x), a)
