@@ -69,6 +69,7 @@ def specs(sz: Sizes) -> dict[str, Spec]:
         "copy": Spec(f"copy {n} f32", 8.0 * sz.n, gb),
         "add": Spec(f"add {n} f32", 12.0 * sz.n, gb),
         "mul": Spec(f"mul {n} f32", 12.0 * sz.n, gb),
+        "add f64": Spec(f"add {_pow2(sz.n // 2)} f64", 12.0 * sz.n, gb, "float64"),
         "relu": Spec(f"relu {n} f32", 8.0 * sz.n, gb),
         "broadcast add": Spec(f"broadcast add {s}^2", 8.0 * s * s, gb),
         "transpose copy": Spec(f"transpose copy {s}^2", 8.0 * s * s, gb),
@@ -111,6 +112,11 @@ def nd_cases(dev: nd.Device, sz: Sizes, dtypes: tuple[str, ...]) -> dict[str, Ca
                  rng.random((sz.m, sz.m), dtype=nd.float32).astype(getattr(nd, dt)))
             for dt in dtypes}  # fmt: skip
     keys = rng.random((sz.sort,), dtype=nd.float32)
+    # NOTE: the float64 add (the same bytes as the float32 one) only where the device has float64
+    wide = {}
+    if "float64" in dtypes:
+        a64, b64 = a[: sz.n // 2].astype(nd.float64), b[: sz.n // 2].astype(nd.float64)
+        wide["add f64"] = lambda: a64 + b64
 
     def chain() -> Any:
         c = small_a
@@ -122,6 +128,7 @@ def nd_cases(dev: nd.Device, sz: Sizes, dtypes: tuple[str, ...]) -> dict[str, Ca
         "copy": lambda: nd.astype(a, nd.float32, copy=True),
         "add": lambda: a + b,
         "mul": lambda: a * b,
+        **wide,
         "relu": lambda: nd.maximum(a, 0.0),
         "broadcast add": lambda: x + row,
         "transpose copy": lambda: nd.astype(x.T, nd.float32, copy=True),
@@ -174,6 +181,7 @@ def torch_cases(torch: Any, sz: Sizes, dtypes: tuple[str, ...]) -> dict[str, Cal
                  torch.rand(sz.m, sz.m, device="cuda", generator=g).to(getattr(torch, dt)))
             for dt in dtypes}  # fmt: skip
     keys = torch.rand(sz.sort, device="cuda", generator=g)
+    a64, b64 = a[: sz.n // 2].double(), b[: sz.n // 2].double()
 
     def chain() -> Any:
         c = small_a
@@ -185,6 +193,7 @@ def torch_cases(torch: Any, sz: Sizes, dtypes: tuple[str, ...]) -> dict[str, Cal
         "copy": lambda: a.clone(),
         "add": lambda: a + b,
         "mul": lambda: a * b,
+        "add f64": lambda: a64 + b64,
         "relu": lambda: torch.relu(a),
         "broadcast add": lambda: x + row,
         "transpose copy": lambda: x.t().contiguous(),

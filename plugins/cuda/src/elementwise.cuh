@@ -50,21 +50,69 @@ template <class T, int V> __device__ __forceinline__ Pack<T, V> load_pack(const 
 }
 
 template <int V, class R, class Fn, class... Ts>
-__device__ __forceinline__ void vec_step(Fn fn, R* out, int64_t j, const Pack<Ts, V>&... pk) {
+__device__ __forceinline__ Pack<R, V> vec_apply(Fn fn, const Pack<Ts, V>&... pk) {
     Pack<R, V> r;
 #pragma unroll
     for (int v = 0; v < V; ++v) r.v[v] = fn(pk.v[v]...);
-    reinterpret_cast<Pack<R, V>*>(out)[j] = r;
+    return r;
 }
 
-// V elements per thread per step, every pointer 16-byte aligned (checked by the host).
+template <int V, class R, class Fn, class... Ts>
+__device__ __forceinline__ void vec_step(Fn fn, R* out, int64_t j, const Pack<Ts, V>&... pk) {
+    reinterpret_cast<Pack<R, V>*>(out)[j] = vec_apply<V, R>(fn, pk...);
+}
+
+// V elements per thread per step, every pointer 16-byte aligned (checked by the host). Each
+// thread loads UNROLL groups before it stores any (the inputs may alias out, so the compiler
+// would otherwise wait for each load in turn): more bytes in flight per thread.
+inline constexpr int UNROLL = 4;
 template <int V, class R, class Fn, class... Ts>
 __global__ void __launch_bounds__(BLOCK) ew_vec_kernel(int64_t n, Fn fn, R* __restrict__ out, Arg<Ts>... in) {
     const int64_t groups = n / V;
     const int64_t step = int64_t(gridDim.x) * BLOCK;
     const int64_t tid = int64_t(blockIdx.x) * BLOCK + threadIdx.x;
-    for (int64_t j = tid; j < groups; j += step) vec_step<V>(fn, out, j, load_pack<Ts, V>(in, j)...);
+    for (int64_t j0 = tid; j0 < groups; j0 += step * UNROLL) {
+        Pack<R, V> r[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u)
+            if (j0 + u * step < groups) r[u] = vec_apply<V, R>(fn, load_pack<Ts, V>(in, j0 + u * step)...);
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u)
+            if (j0 + u * step < groups) reinterpret_cast<Pack<R, V>*>(out)[j0 + u * step] = r[u];
+    }
     for (int64_t i = groups * V + tid; i < n; i += step) out[i] = fn(in.at(i)...);
+}
+
+// An operand of a 2-D launch by rows: unit stride along the row (`along`), or one value per
+// row (a column broadcast) or the scalar (ptr == nullptr).
+template <class T> struct RowArg {
+    const T* ptr;
+    T scalar;
+    int64_t row_stride;
+    bool along;
+};
+
+template <class T, int V> __device__ __forceinline__ Pack<T, V> load_row(const RowArg<T>& a, int64_t r, int64_t c) {
+    if (a.ptr && a.along) return reinterpret_cast<const Pack<T, V>*>(a.ptr + r * a.row_stride)[c];
+    const T v = a.ptr ? a.ptr[r * a.row_stride] : a.scalar;
+    Pack<T, V> pk;
+#pragma unroll
+    for (int i = 0; i < V; ++i) pk.v[i] = v;
+    return pk;
+}
+
+// Rows of `packs` groups of V elements (row broadcasts such as x + b[None, :], column ones,
+// strided rows of a slice): every row start 16-byte aligned (checked by the host), one
+// division per V elements where the general kernel spends one per axis per element.
+template <int V, class R, class Fn, class... Ts>
+__global__ void __launch_bounds__(BLOCK) ew_rows_kernel(int64_t rows, int64_t packs, int64_t out_stride, Fn fn,
+                                                        R* __restrict__ out, RowArg<Ts>... in) {
+    const int64_t n = rows * packs;
+    const int64_t step = int64_t(gridDim.x) * BLOCK;
+    for (int64_t j = int64_t(blockIdx.x) * BLOCK + threadIdx.x; j < n; j += step) {
+        const int64_t r = j / packs, c = j - r * packs;
+        vec_step<V>(fn, out + r * out_stride, c, load_row<Ts, V>(in, r, c)...);
+    }
 }
 
 template <class T> constexpr int max_size() { return sizeof(T); }
@@ -86,15 +134,35 @@ template <class T> Arg<T> make_arg(const In& in) {
     return a;
 }
 
+template <class T> RowArg<T> make_row_arg(const In& in, const Plan& p, int a) {
+    const Arg<T> flat = make_arg<T>(in);
+    return {flat.ptr, flat.scalar, p.strides[a][0], p.strides[a][1] == 1};
+}
+
+// A 2-D plan the rows kernel takes: out dense along its rows, every input dense along them
+// or constant (stride 0), rows a multiple of V long, every row start 16-byte aligned.
+template <class T> bool row_operand_ok(const char* ptr, const Plan& p, int a) {
+    if (!ptr || p.strides[a][1] == 0) return true;
+    return p.strides[a][1] == 1 && reinterpret_cast<uintptr_t>(ptr) % 16 == 0 &&
+           (p.strides[a][0] * int64_t(sizeof(T))) % 16 == 0;
+}
+
 template <class R, class Fn, class... Ts, size_t... K>
 void launch_impl(const Plan& p, char* out, const In* in, Stream s, std::index_sequence<K...>) {
     auto stream = static_cast<cudaStream_t>(s);
     constexpr int V = 16 / max_size<R, Ts...>() > 0 ? 16 / max_size<R, Ts...>() : 1;
     bool aligned = p.contiguous && (reinterpret_cast<uintptr_t>(out) % 16 == 0);
     ((aligned = aligned && reinterpret_cast<uintptr_t>(in[K].ptr) % 16 == 0), ...);
+    bool rows = V > 1 && !p.contiguous && p.ndim == 2 && p.shape[1] % V == 0 && p.strides[0][1] == 1 &&
+                row_operand_ok<R>(out, p, 0);
+    ((rows = rows && row_operand_ok<Ts>(in[K].ptr, p, int(K) + 1)), ...);
     if (V > 1 && aligned && p.n >= 4 * V) {
         ew_vec_kernel<V, R, Fn, Ts...><<<grid_for((p.n + V - 1) / V), BLOCK, 0, stream>>>(
             p.n, Fn{}, reinterpret_cast<R*>(out), make_arg<Ts>(in[K])...);
+    } else if (rows && p.n >= 4 * V) {
+        ew_rows_kernel<V, R, Fn, Ts...><<<grid_for(p.n / V), BLOCK, 0, stream>>>(
+            p.shape[0], p.shape[1] / V, p.strides[0][0], Fn{}, reinterpret_cast<R*>(out),
+            make_row_arg<Ts>(in[K], p, int(K) + 1)...);
     } else {
         ew_kernel<R, Fn, Ts...><<<grid_for(p.n), BLOCK, 0, stream>>>(p, Fn{}, reinterpret_cast<R*>(out),
                                                                     make_arg<Ts>(in[K])...);

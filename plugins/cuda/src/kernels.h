@@ -64,13 +64,15 @@ enum ScanOp : int { S_CUMSUM, S_CUMPROD, NSCAN };
 inline constexpr const char* REDUCE_NAMES[NREDUCE] = {"sum", "prod", "max", "min", "argmax", "argmin", "any", "all"};
 inline constexpr const char* SCAN_NAMES[NSCAN] = {"cumulative_sum", "cumulative_prod"};
 
+struct Scratch;  // below: device memory for a launch's temporaries
+
 struct Rows {  // a 2-D operand: rows M, columns K, strides in elements
     const char* data;
     int64_t m, k, row_stride, col_stride;
 };
 // True if (op, input dtype, output dtype) has a kernel.
 bool reduce_ok(int op, int in_dt, int out_dt);
-void launch_reduce(int op, int in_dt, int out_dt, const Rows& x, char* out, Stream s);
+void launch_reduce(int op, int in_dt, int out_dt, const Rows& x, char* out, Scratch& scratch, Stream s);
 bool scan_ok(int op, int in_dt, int out_dt);
 void launch_scan(int op, int in_dt, int out_dt, const Rows& x, char* out, Stream s);
 
@@ -94,6 +96,9 @@ struct Index {
 };
 // out (M, K) = x (M, N) gathered at the indices along the last axis; any layouts.
 void launch_take(const Rows& x, const Index& idx, const Rows& out, int dtype, Stream s);
+// The fused take_axis: out (A, K, B) = x (A, N, B) at the indices (K of them) along the middle
+// axis, both C-contiguous, any dtype.
+void launch_take_axis(const char* x, int64_t a, int64_t n, int64_t b, const Index& idx, char* out, int dtype, Stream s);
 // out (M, N) [m, idx[k]] += values (M, K) [m, k] (bool: OR), deterministic: the indices are
 // stably sorted, and each target element adds its values in increasing k, as NumPy's add.at.
 void launch_scatter_add(const Rows& out, const Index& idx, const Rows& values, int dtype, Scratch& scratch, Stream s);
@@ -108,8 +113,9 @@ void launch_sort(const Rows& x, int dtype, char* values_out, char* indices_out, 
 
 // The fused row ops (fused.cu): x and out C-contiguous (M, K) (logsumexp: out (M,)) of one
 // float dtype; layer_norm's weight and bias (K,) of that dtype or nullptr.
-enum FusedOp : int { FU_SOFTMAX, FU_LOG_SOFTMAX, FU_LOGSUMEXP, FU_LAYER_NORM, FU_ADAM, NFUSED };
-inline constexpr const char* FUSED_NAMES[NFUSED] = {"softmax", "log_softmax", "logsumexp", "layer_norm", "adam"};
+enum FusedOp : int { FU_SOFTMAX, FU_LOG_SOFTMAX, FU_LOGSUMEXP, FU_LAYER_NORM, FU_ADAM, FU_TAKE_AXIS, NFUSED };
+inline constexpr const char* FUSED_NAMES[NFUSED] = {"softmax", "log_softmax", "logsumexp", "layer_norm", "adam",
+                                                    "take_axis"};
 bool fused_ok(int dtype);
 void launch_fused(int op, int dtype, const char* x, char* out, int64_t m, int64_t k, const char* w, const char* b,
                   double eps, Stream s);

@@ -211,7 +211,6 @@ void run_elementwise(DeviceState& d, Launch fn, const View& out, const View* con
                      int nin, const char* what) {
     if (!fn) throw std::invalid_argument(std::string(what) + ": no kernel for this dtype.");
     if (out.size == 0) return;
-    int64_t zero[64] = {};
     const int64_t* strides[MAXARGS] = {out.strides};
     EwCall c{fn, out.data, {}, nin, {ITEMSIZE[out.dtype]}, d.stream};
     for (int k = 0; k < nin; ++k) {
@@ -225,7 +224,10 @@ void run_elementwise(DeviceState& d, Launch fn, const View& out, const View* con
             c.in[k].ptr = v->data;
             c.isz[k + 1] = ITEMSIZE[v->dtype];
         } else {
-            strides[k + 1] = zero;
+            // NOTE: a scalar is read at no offset, so it takes out's strides: it then merges
+            // like out and leaves a contiguous launch contiguous (zero strides made every
+            // `maximum(x, 0.0)` take the strided kernel: 74 % of copy bandwidth on an H100).
+            strides[k + 1] = out.strides;
             c.in[k].ptr = nullptr;
             c.in[k].scalar = scalars[k];
             c.isz[k + 1] = 0;
@@ -385,6 +387,26 @@ Rows as_rows(const View& v, const char* what) {
     return {v.data, v.shape[0], v.shape[1], v.strides[0], v.strides[1]};
 }
 
+// Scratch for one launcher call, from the device's caching allocator (see kernels.h); its
+// blocks go back to the cache when the call returns, ordered by the device's one stream.
+struct DeviceScratch final : Scratch {
+    DeviceState& d;
+    std::vector<Block*> blocks;
+    explicit DeviceScratch(DeviceState& dev) : d(dev) {}
+    ~DeviceScratch() override {
+        for (Block* b : blocks) d.allocator->release(b);
+    }
+    void* get(size_t nbytes) override {
+        Block* b = d.allocator->allocate(nbytes);
+        if (!b) raise_oom(d.index, static_cast<int64_t>(nbytes));
+        return keep(b)->ptr;
+    }
+    Block* keep(Block* b) {  // a block allocated elsewhere (cast_to_temp), released with the rest
+        blocks.push_back(b);
+        return b;
+    }
+};
+
 // A C-contiguous copy of x converted to `dtype` in a temporary block (released by the caller).
 Block* cast_to_temp(DeviceState& d, const View& x, int dtype, View& t) {
     const int64_t nbytes = x.size * ITEMSIZE[dtype];
@@ -418,18 +440,13 @@ void py_reduce(const std::string& op, nb::handle x, nb::handle out) {
     DeviceState& d = ndp::device(po.buf->device);
     if (po.v.size == 0) return;
     const int in_dt = px.v.dtype, out_dt = po.v.dtype;
+    DeviceScratch temps(d);
     if (reduce_ok(code, in_dt, out_dt)) {
-        launch_reduce(code, in_dt, out_dt, as_rows(px.v, "reduce"), po.v.data, d.stream);
+        launch_reduce(code, in_dt, out_dt, as_rows(px.v, "reduce"), po.v.data, temps, d.stream);
     } else if ((code == R_SUM || code == R_PROD) && reduce_ok(code, out_dt, out_dt)) {
         View t;
-        Block* tmp = cast_to_temp(d, px.v, out_dt, t);
-        try {
-            launch_reduce(code, out_dt, out_dt, as_rows(t, "reduce"), po.v.data, d.stream);
-        } catch (...) {
-            d.allocator->release(tmp);
-            throw;
-        }
-        d.allocator->release(tmp);
+        temps.keep(cast_to_temp(d, px.v, out_dt, t));
+        launch_reduce(code, out_dt, out_dt, as_rows(t, "reduce"), po.v.data, temps, d.stream);
     } else {
         throw std::invalid_argument("reduce " + op + ": no kernel from " + DT_NAME[in_dt] + " to " + DT_NAME[out_dt] + ".");
     }
@@ -481,25 +498,6 @@ void py_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, nb::handle o
     launch_random_bits(key, ctr_lo, ctr_hi, reinterpret_cast<uint32_t*>(po.v.data), po.v.size, d.stream);
     check_launch(d, "random_bits");
 }
-
-// Scratch for one launcher call, from the device's caching allocator (see kernels.h).
-struct DeviceScratch final : Scratch {
-    DeviceState& d;
-    std::vector<Block*> blocks;
-    explicit DeviceScratch(DeviceState& dev) : d(dev) {}
-    ~DeviceScratch() override {
-        for (Block* b : blocks) d.allocator->release(b);
-    }
-    void* get(size_t nbytes) override {
-        Block* b = d.allocator->allocate(nbytes);
-        if (!b) raise_oom(d.index, static_cast<int64_t>(nbytes));
-        return keep(b)->ptr;
-    }
-    Block* keep(Block* b) {  // a block allocated elsewhere (cast_to_temp), released with the rest
-        blocks.push_back(b);
-        return b;
-    }
-};
 
 void same_device(const Parsed& a, const Parsed& b, const char* what) {
     if (a.buf->device != b.buf->device) throw std::invalid_argument(std::string(what) + ": the Refs are on different devices.");
@@ -627,10 +625,32 @@ void py_fused_adam(nb::tuple inputs, nb::handle out, nb::dict params) {
     check_launch(d, "fused adam");
 }
 
+// fused("take_axis", (x, indices), out, {}): x (A, N, B) and out (A, K, B) C-contiguous, one
+// dtype; indices (K,) of any integer dtype (in [0, N) by the protocol; the kernel never reads
+// outside x for one that is not).
+void py_take_axis(nb::tuple inputs, nb::handle out) {
+    const char* fn = "fused take_axis";
+    if (inputs.size() != 2) throw std::invalid_argument("fused take_axis: inputs must be (x, indices).");
+    Parsed px = parse(inputs[0], fn), pi = parse(inputs[1], fn), po = parse(out, fn);
+    same_device(px, po, fn);
+    same_device(pi, po, fn);
+    if (px.v.ndim != 3 || po.v.ndim != 3 || !c_contiguous(px.v) || !c_contiguous(po.v))
+        throw std::invalid_argument("fused take_axis: x (A, N, B) and out (A, K, B) must be C-contiguous 3-D arrays.");
+    if (po.v.dtype != px.v.dtype) throw std::invalid_argument("fused take_axis: out must have x's dtype.");
+    const int64_t a = px.v.shape[0], n = px.v.shape[1], b = px.v.shape[2], k = po.v.shape[1];
+    if (po.v.shape[0] != a || po.v.shape[2] != b)
+        throw std::invalid_argument("fused take_axis: out must be (A, K, B) for x (A, N, B).");
+    const Index idx = as_index(pi, k, fn);
+    DeviceState& d = ndp::device(po.buf->device);
+    launch_take_axis(px.v.data, a, n, b, idx, po.v.data, px.v.dtype, d.stream);
+    check_launch(d, fn);
+}
+
 // fused(op, (x, weight, bias), out, params): see kernels.h; weight and bias only for layer_norm.
 void py_fused(const std::string& op, nb::tuple inputs, nb::handle out, nb::dict params) {
     const int code = lookup(FUSED_NAMES, NFUSED, op, "fused");
     if (code == FU_ADAM) return py_fused_adam(inputs, out, params);
+    if (code == FU_TAKE_AXIS) return py_take_axis(inputs, out);
     if (inputs.size() < 1) throw std::invalid_argument("fused: inputs must start with x.");
     Parsed px = parse(inputs[0], "fused"), po = parse(out, "fused");
     same_device(px, po, "fused");

@@ -2,8 +2,11 @@
 // a fixed tree per launch shape, no atomics. Three reduction layouts:
 //   - a block per row (long rows), threads striding along the row;
 //   - a warp per row (rows of at most 256 elements), 8 rows per block;
-//   - a thread per row when rows are adjacent in memory and columns are not (a reduction
-//     over a leading axis, e.g. column sums): reads coalesce across the warp.
+//   - when rows are adjacent in memory and columns are not (a reduction over a leading axis,
+//     e.g. column sums): a block is 32 adjacent rows (the lanes: reads coalesce) times 8
+//     slices of the columns; a long reduced axis is split into segments over the grid's y
+//     as well, whose partial accumulators a second kernel combines in segment order. The
+//     split depends on (M, K) alone, so a result is the same on every GPU.
 // Inputs of another dtype than the accumulator are cast first by the caller (module.cc),
 // so each kernel is instantiated for one storage type (argmax/argmin/any/all: the input's).
 #include "elementwise.cuh"
@@ -127,23 +130,69 @@ __global__ void __launch_bounds__(BLOCK) reduce_warp_rows(Rows x, Out* __restric
     }
 }
 
+constexpr int SLICES = BLOCK / 32;
+
+// Rows r of a tile of 32 (blockIdx.x), columns [seg * seg_len, +seg_len) of segment seg
+// (blockIdx.y): the accumulator of each row, or with part == nullptr its result in out.
 template <class T, class R, class Out>
-__global__ void __launch_bounds__(BLOCK) reduce_thread_rows(Rows x, Out* __restrict__ out) {
-    for (int64_t r = int64_t(blockIdx.x) * BLOCK + threadIdx.x; r < x.m; r += int64_t(gridDim.x) * BLOCK) {
-        typename R::Acc acc = R::init();
-        for (int64_t k = 0; k < x.k; ++k) acc = R::combine(acc, R::take(at<T>(x, r, k), k));
+__global__ void __launch_bounds__(BLOCK) reduce_cols(Rows x, int64_t seg_len, typename R::Acc* __restrict__ part,
+                                                     Out* __restrict__ out) {
+    __shared__ typename R::Acc s[BLOCK];
+    const int lane = threadIdx.x % 32, slice = threadIdx.x / 32;
+    const int64_t r = int64_t(blockIdx.x) * 32 + lane;
+    const int64_t k0 = int64_t(blockIdx.y) * seg_len;
+    const int64_t k1 = k0 + seg_len < x.k ? k0 + seg_len : x.k;
+    typename R::Acc acc = R::init();
+    if (r < x.m) {
+#pragma unroll 4
+        for (int64_t k = k0 + slice; k < k1; k += SLICES) acc = R::combine(acc, R::take(at<T>(x, r, k), k));
+    }
+    s[threadIdx.x] = acc;
+    __syncthreads();
+    if (slice == 0 && r < x.m) {
+#pragma unroll
+        for (int j = 1; j < SLICES; ++j) acc = R::combine(acc, s[j * 32 + lane]);
+        if (part) part[blockIdx.y * x.m + r] = acc;
+        else out[r] = R::result(acc);
+    }
+}
+
+// out[r] = the segments' accumulators of row r combined in segment order.
+template <class R, class Out>
+__global__ void __launch_bounds__(BLOCK) combine_segments(const typename R::Acc* __restrict__ part, int64_t segs,
+                                                          int64_t m, Out* __restrict__ out) {
+    for (int64_t r = int64_t(blockIdx.x) * BLOCK + threadIdx.x; r < m; r += int64_t(gridDim.x) * BLOCK) {
+        typename R::Acc acc = part[r];
+        for (int64_t j = 1; j < segs; ++j) acc = R::combine(acc, part[j * m + r]);
         out[r] = R::result(acc);
     }
 }
 
-template <class T, class R, class Out> void run_reduce(const Rows& x, char* out, Stream s) {
+// Segments of the reduced axis for the column layout: enough blocks to fill a large GPU
+// (about 2048: two waves of 8 per SM on an H100) while each slice of a segment still reads
+// at least 16 elements; from (M, K) alone.
+int64_t column_segments(int64_t m, int64_t k) {
+    const int64_t tiles = (m + 31) / 32;
+    int64_t segs = (2048 + tiles - 1) / tiles;
+    const int64_t most = k / (SLICES * 16);
+    if (segs > most) segs = most;
+    if (segs > 65535) segs = 65535;
+    return segs < 1 ? 1 : segs;
+}
+
+template <class T, class R, class Out> void run_reduce(const Rows& x, char* out, Scratch& scratch, Stream s) {
     auto stream = static_cast<cudaStream_t>(s);
     auto* o = reinterpret_cast<Out*>(out);
     const int64_t as = x.row_stride < 0 ? -x.row_stride : x.row_stride;
     const int64_t ac = x.col_stride < 0 ? -x.col_stride : x.col_stride;
     const int64_t grid_cap = g_grid_limit;
     if (x.m >= 32 && ac != 1 && as < ac) {
-        reduce_thread_rows<T, R, Out><<<grid_for(x.m), BLOCK, 0, stream>>>(x, o);
+        using Acc = typename R::Acc;
+        const int64_t segs = column_segments(x.m, x.k), seg_len = (x.k + segs - 1) / segs;
+        Acc* part = segs > 1 ? static_cast<Acc*>(scratch.get(static_cast<size_t>(segs * x.m) * sizeof(Acc))) : nullptr;
+        const dim3 grid(unsigned((x.m + 31) / 32), unsigned(segs));
+        reduce_cols<T, R, Out><<<grid, BLOCK, 0, stream>>>(x, seg_len, part, o);
+        if (part) combine_segments<R, Out><<<grid_for(x.m), BLOCK, 0, stream>>>(part, segs, x.m, o);
     } else if (x.k <= 256) {
         int64_t blocks = (x.m + BLOCK / 32 - 1) / (BLOCK / 32);
         reduce_warp_rows<T, R, Out><<<unsigned(blocks < grid_cap ? blocks : grid_cap), BLOCK, 0, stream>>>(x, o);
@@ -153,7 +202,7 @@ template <class T, class R, class Out> void run_reduce(const Rows& x, char* out,
     }
 }
 
-using ReduceFn = void (*)(const Rows&, char*, Stream);
+using ReduceFn = void (*)(const Rows&, char*, Scratch&, Stream);
 struct ReduceTable {
     ReduceFn fn[NREDUCE][NDT] = {};
     int out[NREDUCE][NDT] = {};  // the output dtype each kernel writes
@@ -193,12 +242,25 @@ const ReduceTable& reduce_table() {
 // ---------------------------------------------------------------------------
 constexpr int ITEMS = 8;
 
+// __shfl_up_sync for any accumulator type (complex, float16's float, bool), as 32-bit words.
+template <class C> __device__ __forceinline__ C shuffle_up(C v, int delta) {
+    constexpr int W = (sizeof(C) + 3) / 4;
+    unsigned w[W] = {};
+    memcpy(w, &v, sizeof(C));
+#pragma unroll
+    for (int i = 0; i < W; ++i) w[i] = __shfl_up_sync(0xffffffffu, w[i], delta);
+    memcpy(&v, w, sizeof(C));
+    return v;
+}
+
 template <class T, bool PROD>
 __global__ void __launch_bounds__(BLOCK) scan_rows(Rows x, T* __restrict__ out) {
     using C = compute_t<T>;
-    __shared__ C part[BLOCK];
+    constexpr int WARPS = BLOCK / 32;
+    __shared__ C warp_total[WARPS];
     auto op = [](C a, C b) { return PROD ? ops::multiply::f(a, b) : ops::add::f(a, b); };
     const C identity = PROD ? C(1) : C(0);
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     for (int64_t r = blockIdx.x; r < x.m; r += gridDim.x) {
         C carry = identity;
         for (int64_t start = 0; start < x.k; start += int64_t(BLOCK) * ITEMS) {
@@ -211,23 +273,31 @@ __global__ void __launch_bounds__(BLOCK) scan_rows(Rows x, T* __restrict__ out) 
                 local = op(local, v[j]);
                 v[j] = local;
             }
-            // Inclusive scan of the per-thread totals (Hillis-Steele, fixed order).
-            part[threadIdx.x] = local;
-            __syncthreads();
-            for (int w = 1; w < BLOCK; w *= 2) {
-                C add = threadIdx.x >= w ? part[threadIdx.x - w] : identity;
-                __syncthreads();
-                part[threadIdx.x] = op(add, part[threadIdx.x]);
-                __syncthreads();
+            // The threads' totals scanned in a fixed order: within each warp by shuffles, then
+            // across the warps' totals (two barriers a chunk).
+            C incl = local;
+#pragma unroll
+            for (int d = 1; d < 32; d *= 2) {
+                const C y = shuffle_up(incl, d);
+                if (lane >= d) incl = op(y, incl);
             }
-            const C before = op(carry, threadIdx.x > 0 ? part[threadIdx.x - 1] : identity);
-            const C chunk_total = part[BLOCK - 1];
+            C excl = shuffle_up(incl, 1);
+            if (lane == 0) excl = identity;
+            if (lane == 31) warp_total[warp] = incl;
             __syncthreads();
+            C before = carry, chunk_total = carry;
+#pragma unroll
+            for (int w = 0; w < WARPS; ++w) {
+                if (w < warp) before = op(before, warp_total[w]);
+                chunk_total = op(chunk_total, warp_total[w]);
+            }
+            __syncthreads();
+            before = op(before, excl);
             T* row = out + r * x.k;
 #pragma unroll
             for (int j = 0; j < ITEMS; ++j)
                 if (k0 + j < x.k) row[k0 + j] = convert<T>(op(before, v[j]));
-            carry = op(carry, chunk_total);
+            carry = chunk_total;
         }
     }
 }
@@ -257,9 +327,9 @@ const ScanFn (&scan_table())[NSCAN][NDT] {
 bool reduce_ok(int op, int in_dt, int out_dt) {
     return op >= 0 && op < NREDUCE && reduce_table().fn[op][in_dt] && reduce_table().out[op][in_dt] == out_dt;
 }
-void launch_reduce(int op, int in_dt, int out_dt, const Rows& x, char* out, Stream s) {
+void launch_reduce(int op, int in_dt, int out_dt, const Rows& x, char* out, Scratch& scratch, Stream s) {
     if (!reduce_ok(op, in_dt, out_dt)) throw std::invalid_argument("reduce: no kernel for this dtype pair.");
-    reduce_table().fn[op][in_dt](x, out, s);
+    reduce_table().fn[op][in_dt](x, out, scratch, s);
 }
 bool scan_ok(int op, int in_dt, int out_dt) { return op >= 0 && op < NSCAN && in_dt == out_dt; }
 void launch_scan(int op, int in_dt, int out_dt, const Rows& x, char* out, Stream s) {

@@ -43,10 +43,20 @@ void require_index(const Index& idx, const char* what) {
 // ---------------------------------------------------------------------------
 // take
 // ---------------------------------------------------------------------------
-template <class W, int ID> __global__ void __launch_bounds__(BLOCK) take_kernel(Rows x, Index idx, Rows out) {
+// Consecutive threads take consecutive j (the gathered axis) or, with rows_fast (rows adjacent
+// in memory: a gather of whole rows, e.g. take along axis 0), consecutive m.
+template <class W, int ID>
+__global__ void __launch_bounds__(BLOCK) take_kernel(Rows x, Index idx, Rows out, bool rows_fast) {
     const int64_t n = out.m * out.k;
     for (int64_t i = int64_t(blockIdx.x) * BLOCK + threadIdx.x; i < n; i += int64_t(gridDim.x) * BLOCK) {
-        const int64_t m = i / out.k, j = i - m * out.k;
+        int64_t m, j;
+        if (rows_fast) {
+            j = i / out.m;
+            m = i - j * out.m;
+        } else {
+            m = i / out.k;
+            j = i - m * out.k;
+        }
         const int64_t c = index_at<ID>(idx, j);
         W* o = reinterpret_cast<W*>(const_cast<char*>(out.data)) + m * out.row_stride + j * out.col_stride;
         *o = c >= 0 && c < x.k ? reinterpret_cast<const W*>(x.data)[m * x.row_stride + c * x.col_stride] : W{};
@@ -55,10 +65,57 @@ template <class W, int ID> __global__ void __launch_bounds__(BLOCK) take_kernel(
 
 using TakeFn = void (*)(const Rows&, const Index&, const Rows&, cudaStream_t);
 template <int L, int ID> void run_take(const Rows& x, const Index& idx, const Rows& out, cudaStream_t s) {
-    take_kernel<word_t<L>, ID><<<grid_for(out.m * out.k), BLOCK, 0, s>>>(x, idx, out);
+    const bool rows_fast = (out.row_stride < 0 ? -out.row_stride : out.row_stride) <
+                           (out.col_stride < 0 ? -out.col_stride : out.col_stride);
+    take_kernel<word_t<L>, ID><<<grid_for(out.m * out.k), BLOCK, 0, s>>>(x, idx, out, rows_fast);
+}
+
+// Rows of unit stride in x and out move as the widest word (up to 16 bytes) that divides the
+// row, both column strides and both addresses: item size 2^L becomes 2^W, m and the column
+// strides shrink by the factor. Returns the new log2 item size.
+int widen_rows(Rows& x, Rows& out, int L) {
+    if (x.row_stride != 1 || out.row_stride != 1 || x.m != out.m) return L;
+    const int64_t isz = int64_t(1) << L;
+    for (int w = 4; w > L; --w) {
+        const int64_t bytes = int64_t(1) << w, f = bytes / isz;
+        if (x.m % f == 0 && (x.col_stride * isz) % bytes == 0 && (out.col_stride * isz) % bytes == 0 &&
+            reinterpret_cast<uintptr_t>(x.data) % bytes == 0 && reinterpret_cast<uintptr_t>(out.data) % bytes == 0) {
+            x.m /= f;
+            out.m /= f;
+            x.col_stride /= f;
+            out.col_stride /= f;
+            return w;
+        }
+    }
+    return L;
 }
 constexpr TakeFn TAKE[5][NDT] = {NDP_INDEX_ROW(run_take, 0,), NDP_INDEX_ROW(run_take, 1,), NDP_INDEX_ROW(run_take, 2,),
                                  NDP_INDEX_ROW(run_take, 3,), NDP_INDEX_ROW(run_take, 4,)};
+
+// fused take_axis: out (A, K, B) = x (A, N, B) at the indices along the middle axis, both
+// C-contiguous (take along a leading axis: whole rows of B items, read and written in order).
+template <class W, int ID>
+__global__ void __launch_bounds__(BLOCK) take_axis_kernel(const W* __restrict__ x, int64_t n, int64_t b, Index idx,
+                                                          W* __restrict__ out, int64_t total) {
+    const int64_t kb = idx.k * b;
+    for (int64_t i = int64_t(blockIdx.x) * BLOCK + threadIdx.x; i < total; i += int64_t(gridDim.x) * BLOCK) {
+        const int64_t a = i / kb, r = i - a * kb, kk = r / b, bb = r - kk * b;
+        const int64_t c = index_at<ID>(idx, kk);
+        out[i] = c >= 0 && c < n ? x[(a * n + c) * b + bb] : W{};
+    }
+}
+
+using TakeAxisFn = void (*)(const char*, int64_t, int64_t, int64_t, const Index&, char*, cudaStream_t);
+template <int L, int ID>
+void run_take_axis(const char* x, int64_t a, int64_t n, int64_t b, const Index& idx, char* out, cudaStream_t s) {
+    using W = word_t<L>;
+    const int64_t total = a * idx.k * b;
+    take_axis_kernel<W, ID><<<grid_for(total), BLOCK, 0, s>>>(reinterpret_cast<const W*>(x), n, b, idx,
+                                                              reinterpret_cast<W*>(out), total);
+}
+constexpr TakeAxisFn TAKE_AXIS[5][NDT] = {NDP_INDEX_ROW(run_take_axis, 0,), NDP_INDEX_ROW(run_take_axis, 1,),
+                                          NDP_INDEX_ROW(run_take_axis, 2,), NDP_INDEX_ROW(run_take_axis, 3,),
+                                          NDP_INDEX_ROW(run_take_axis, 4,)};
 
 // ---------------------------------------------------------------------------
 // radix sorting through CUB: rows of keys with their columns as payload
@@ -265,7 +322,25 @@ constexpr SortFn SORT[NDT] = {&run_sort<BOOL>, &run_sort<I8>,  &run_sort<I16>, &
 void launch_take(const Rows& x, const Index& idx, const Rows& out, int dtype, Stream s) {
     require_index(idx, "take");
     if (out.m * out.k == 0) return;
-    TAKE[log2_itemsize(dtype)][idx.dtype](x, idx, out, static_cast<cudaStream_t>(s));
+    Rows xw = x, ow = out;
+    const int w = widen_rows(xw, ow, log2_itemsize(dtype));
+    TAKE[w][idx.dtype](xw, idx, ow, static_cast<cudaStream_t>(s));
+}
+
+void launch_take_axis(const char* x, int64_t a, int64_t n, int64_t b, const Index& idx, char* out, int dtype, Stream s) {
+    require_index(idx, "fused take_axis");
+    if (a * idx.k * b == 0) return;
+    // Rows of B items as the widest word (up to 16 bytes) that divides them and both addresses.
+    int l = log2_itemsize(dtype);
+    for (int w = 4; w > l; --w) {
+        const int64_t bytes = int64_t(1) << w, f = bytes >> l;
+        if (b % f == 0 && reinterpret_cast<uintptr_t>(x) % bytes == 0 && reinterpret_cast<uintptr_t>(out) % bytes == 0) {
+            b /= f;
+            l = w;
+            break;
+        }
+    }
+    TAKE_AXIS[l][idx.dtype](x, a, n, b, idx, out, static_cast<cudaStream_t>(s));
 }
 
 void launch_scatter_add(const Rows& out, const Index& idx, const Rows& values, int dtype, Scratch& scratch, Stream s) {

@@ -62,6 +62,31 @@ def test_reductions_every_layout(m: int, k: int, axis: int) -> None:
         np.testing.assert_array_equal(nd.min(x, axis=axis).to_numpy(), a.min(axis=axis))
 
 
+@pytest.mark.parametrize(("m", "k"), [(32, 129), (40, 5000), (8192, 300), (33, 1 << 20)])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "int64", "complex64", "bool"])
+def test_column_reductions_split_into_segments(m: int, k: int, dtype: str) -> None:
+    """A reduction over the leading axis: 32 rows a block, the reduced axis split into segments
+    whose partial accumulators a second kernel combines in order; ties and NaN in argmax/argmin
+    across segments keep the first index, float16 sums accumulate in float32."""
+    a = (RNG.standard_normal((k, m)) * 3).astype(dtype)
+    if dtype not in ("bool", "complex64"):
+        a[k // 2] = a[1] = a.max(axis=0)  # ties in two segments: the first index wins
+    if dtype in ("float16", "float32"):
+        a[k - 1, 3] = a[k // 3, 3] = np.nan
+    x = on_gpu(a)
+    if dtype == "bool":
+        np.testing.assert_array_equal(nd.any(x, axis=0).to_numpy(), a.any(axis=0))
+        np.testing.assert_array_equal(nd.all(x, axis=0).to_numpy(), a.all(axis=0))
+        return
+    want = a.astype(np.float64 if dtype != "complex64" else np.complex128).sum(axis=0)
+    tol = {"float16": 2e-2, "float32": 1e-4}.get(dtype, 1e-9)
+    np.testing.assert_allclose(nd.sum(x, axis=0).to_numpy(), want, rtol=tol, atol=tol * np.sqrt(k))
+    if dtype != "complex64":
+        np.testing.assert_array_equal(nd.argmax(x, axis=0).to_numpy(), a.argmax(axis=0))
+        np.testing.assert_array_equal(nd.argmin(x, axis=0).to_numpy(), a.argmin(axis=0))
+        np.testing.assert_array_equal(nd.max(x, axis=0).to_numpy(), a.max(axis=0))
+
+
 def test_nan_propagates_and_argmax_takes_the_first_nan() -> None:
     a = np.array([[1.0, np.nan, 3.0, np.nan], [2.0, 1.0, 0.5, 9.0]])
     x = on_gpu(a)
@@ -152,6 +177,19 @@ def test_take_strided_rows_any_index_dtype(dtype: str, index_dtype: str) -> None
     i = RNG.integers(0, 50, 77).astype(index_dtype)
     x = on_gpu(a)[::-2, ::2]  # a reversed, strided (3, 50) view
     np.testing.assert_array_equal(nd.take(x, on_gpu(i), axis=-1).to_numpy(), np.take(a[::-2, ::2], i, axis=-1))
+
+
+@pytest.mark.parametrize("cols", [1, 3, 8, 64, 1000])
+@pytest.mark.parametrize("dtype", ["bool", "int16", "float32", "float64", "complex128"])
+@pytest.mark.parametrize("offset", [0, 1])
+def test_take_whole_rows_in_wide_words(cols: int, dtype: str, offset: int) -> None:
+    """take along axis 0: whole rows, moved as 16-byte words where the row, its stride and both
+    addresses allow (offset 1 misaligns the source: narrower words or single items)."""
+    a = (RNG.standard_normal((50, cols + offset)) * 10).astype(dtype)
+    i = RNG.integers(0, 50, 300)
+    src = on_gpu(a)[:, offset:]
+    np.testing.assert_array_equal(nd.take(src, on_gpu(i), axis=0).to_numpy(), np.take(a[:, offset:], i, axis=0))
+    np.testing.assert_array_equal(src[on_gpu(i[::-1].copy())].to_numpy(), a[:, offset:][i[::-1]])
 
 
 @pytest.mark.parametrize("dtype", ["bool", "int32", "float16", "float32", "complex64"])
