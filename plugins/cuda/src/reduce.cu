@@ -1,6 +1,7 @@
 // Reductions and inclusive scans over the last axis of a 2-D (M, K) view, deterministic:
 // a fixed tree per launch shape, no atomics. Three reduction layouts:
-//   - a block per row (long rows), threads striding along the row;
+//   - a block per row (long rows), threads striding along the row; where rows are few (a
+//     full reduction is one row), each row split into segments over the grid's y as well;
 //   - a warp per row (rows of at most 256 elements), 8 rows per block;
 //   - when rows are adjacent in memory and columns are not (a reduction over a leading axis,
 //     e.g. column sums): a block is 32 adjacent rows (the lanes: reads coalesce) times 8
@@ -99,15 +100,23 @@ template <class R> __device__ typename R::Acc tree(typename R::Acc* s, int lane,
     return s[0];
 }
 
+// Rows r (blockIdx.x, striding), columns [seg * seg_len, +seg_len) of segment seg
+// (blockIdx.y): the accumulator of each row's segment, or with part == nullptr its result.
 template <class T, class R, class Out>
-__global__ void __launch_bounds__(BLOCK) reduce_block_rows(Rows x, Out* __restrict__ out) {
+__global__ void __launch_bounds__(BLOCK) reduce_block_rows(Rows x, int64_t seg_len, typename R::Acc* __restrict__ part,
+                                                           Out* __restrict__ out) {
     __shared__ typename R::Acc s[BLOCK];
+    const int64_t k0 = int64_t(blockIdx.y) * seg_len;
+    const int64_t k1 = k0 + seg_len < x.k ? k0 + seg_len : x.k;
     for (int64_t r = blockIdx.x; r < x.m; r += gridDim.x) {
         typename R::Acc acc = R::init();
-        for (int64_t k = threadIdx.x; k < x.k; k += BLOCK) acc = R::combine(acc, R::take(at<T>(x, r, k), k));
+        for (int64_t k = k0 + threadIdx.x; k < k1; k += BLOCK) acc = R::combine(acc, R::take(at<T>(x, r, k), k));
         s[threadIdx.x] = acc;
         typename R::Acc total = tree<R>(s, threadIdx.x, BLOCK);
-        if (threadIdx.x == 0) out[r] = R::result(total);
+        if (threadIdx.x == 0) {
+            if (part) part[blockIdx.y * x.m + r] = total;
+            else out[r] = R::result(total);
+        }
         __syncthreads();
     }
 }
@@ -168,16 +177,20 @@ __global__ void __launch_bounds__(BLOCK) combine_segments(const typename R::Acc*
     }
 }
 
-// Segments of the reduced axis for the column layout: enough blocks to fill a large GPU
-// (about 2048: two waves of 8 per SM on an H100) while each slice of a segment still reads
-// at least 16 elements; from (M, K) alone.
-int64_t column_segments(int64_t m, int64_t k) {
-    const int64_t tiles = (m + 31) / 32;
-    int64_t segs = (2048 + tiles - 1) / tiles;
-    const int64_t most = k / (SLICES * 16);
+// Segments of the reduced axis when `blocks` blocks would cover the rows: enough to fill a
+// large GPU (about 2048 blocks: two waves of 8 per SM on an H100) while each of a block's
+// `readers` threads still reads at least 16 elements of a segment; from the shape alone, so a
+// result is the same on every GPU.
+int64_t segments(int64_t blocks, int64_t k, int64_t readers) {
+    int64_t segs = (2048 + blocks - 1) / blocks;
+    const int64_t most = k / (readers * 16);
     if (segs > most) segs = most;
     if (segs > 65535) segs = 65535;
     return segs < 1 ? 1 : segs;
+}
+
+template <class Acc> Acc* partials(Scratch& scratch, int64_t segs, int64_t m) {
+    return segs > 1 ? static_cast<Acc*>(scratch.get(static_cast<size_t>(segs * m) * sizeof(Acc))) : nullptr;
 }
 
 template <class T, class R, class Out> void run_reduce(const Rows& x, char* out, Scratch& scratch, Stream s) {
@@ -186,19 +199,24 @@ template <class T, class R, class Out> void run_reduce(const Rows& x, char* out,
     const int64_t as = x.row_stride < 0 ? -x.row_stride : x.row_stride;
     const int64_t ac = x.col_stride < 0 ? -x.col_stride : x.col_stride;
     const int64_t grid_cap = g_grid_limit;
+    using Acc = typename R::Acc;
     if (x.m >= 32 && ac != 1 && as < ac) {
-        using Acc = typename R::Acc;
-        const int64_t segs = column_segments(x.m, x.k), seg_len = (x.k + segs - 1) / segs;
-        Acc* part = segs > 1 ? static_cast<Acc*>(scratch.get(static_cast<size_t>(segs * x.m) * sizeof(Acc))) : nullptr;
-        const dim3 grid(unsigned((x.m + 31) / 32), unsigned(segs));
-        reduce_cols<T, R, Out><<<grid, BLOCK, 0, stream>>>(x, seg_len, part, o);
+        const int64_t tiles = (x.m + 31) / 32;
+        const int64_t segs = segments(tiles, x.k, SLICES), seg_len = (x.k + segs - 1) / segs;
+        Acc* part = partials<Acc>(scratch, segs, x.m);
+        reduce_cols<T, R, Out><<<dim3(unsigned(tiles), unsigned(segs)), BLOCK, 0, stream>>>(x, seg_len, part, o);
         if (part) combine_segments<R, Out><<<grid_for(x.m), BLOCK, 0, stream>>>(part, segs, x.m, o);
     } else if (x.k <= 256) {
         int64_t blocks = (x.m + BLOCK / 32 - 1) / (BLOCK / 32);
         reduce_warp_rows<T, R, Out><<<unsigned(blocks < grid_cap ? blocks : grid_cap), BLOCK, 0, stream>>>(x, o);
     } else {
-        int64_t blocks = x.m < 65535 * 16 ? x.m : 65535 * 16;
-        reduce_block_rows<T, R, Out><<<unsigned(blocks), BLOCK, 0, stream>>>(x, o);
+        // Long rows: a block per row and, where the rows are few (a full reduction is one row),
+        // segments of each row over the grid's y too.
+        const int64_t blocks = x.m < 65535 * 16 ? x.m : 65535 * 16;
+        const int64_t segs = segments(blocks, x.k, BLOCK), seg_len = (x.k + segs - 1) / segs;
+        Acc* part = partials<Acc>(scratch, segs, x.m);
+        reduce_block_rows<T, R, Out><<<dim3(unsigned(blocks), unsigned(segs)), BLOCK, 0, stream>>>(x, seg_len, part, o);
+        if (part) combine_segments<R, Out><<<grid_for(x.m), BLOCK, 0, stream>>>(part, segs, x.m, o);
     }
 }
 

@@ -51,7 +51,7 @@ def test_strided_layouts_with_many_axes(ndim: int) -> None:
     np.testing.assert_array_equal(got.to_numpy(), want)
 
 
-@pytest.mark.parametrize(("m", "k"), [(1, 1), (7, 3), (1000, 5), (3, 100_000), (5000, 300), (1, 0)])
+@pytest.mark.parametrize(("m", "k"), [(1, 1), (7, 3), (1000, 5), (3, 100_000), (5000, 300), (1, 0), (1, 1 << 22)])
 @pytest.mark.parametrize("axis", [0, 1])
 def test_reductions_every_layout(m: int, k: int, axis: int) -> None:
     a = RNG.standard_normal((m, k))
@@ -85,6 +85,21 @@ def test_column_reductions_split_into_segments(m: int, k: int, dtype: str) -> No
         np.testing.assert_array_equal(nd.argmax(x, axis=0).to_numpy(), a.argmax(axis=0))
         np.testing.assert_array_equal(nd.argmin(x, axis=0).to_numpy(), a.argmin(axis=0))
         np.testing.assert_array_equal(nd.max(x, axis=0).to_numpy(), a.max(axis=0))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "int32"])
+def test_long_rows_split_into_segments_keep_the_first_extreme(dtype: str) -> None:
+    """A full reduction is one long row, split over the grid into segments: ties and NaN in
+    different segments still give the first index, as NumPy."""
+    a = (RNG.standard_normal(1 << 21) * 5).astype(dtype)
+    a[[123_457, 1_900_000]] = a.max() + 1  # the same maximum in two segments
+    x = on_gpu(a)
+    assert int(nd.argmax(x)) == 123_457 and int(nd.argmin(x)) == int(np.argmin(a))
+    np.testing.assert_allclose(float(nd.sum(x)), float(a.astype(np.float64).sum()),
+                               rtol=1e-2 if dtype == "float16" else 1e-5)
+    if dtype != "int32":
+        a[[1_500_000, 200_000]] = np.nan
+        assert int(nd.argmax(on_gpu(a))) == 200_000 and np.isnan(float(nd.max(on_gpu(a))))
 
 
 def test_nan_propagates_and_argmax_takes_the_first_nan() -> None:
