@@ -116,6 +116,9 @@ class Runtime:
         self.queue = self.device.queue
         # Held by every backend call (backend._serialized): one thread records at a time.
         self.lock = threading.RLock()
+        # Buffers freed while another thread held the lock (backend.free never waits for it):
+        # the next call that takes the lock frees them. Appends and pops are atomic.
+        self.pending_frees: list[Buffer] = []
         self.features = frozenset(adapter.features)
         self.software = is_software(adapter)
         self.max_binding = min(lim["max-storage-buffer-binding-size"], lim["max-buffer-size"])

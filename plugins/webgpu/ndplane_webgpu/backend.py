@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from ndplane.backend.ops import FFT_OPS, LINALG_OPS
 
 from . import _codegen as G
 from . import _kernels as Kn
+
+if TYPE_CHECKING:
+    from ._runtime import Runtime  # imported at first use: it loads wgpu
 
 __all__ = ["WebGPUBackend", "ndplane_register_backends"]
 
@@ -58,10 +61,19 @@ def _serialized(method: _F) -> _F:
 
     @functools.wraps(method)
     def locked(self: WebGPUBackend, *args: Any, **kwargs: Any) -> Any:
-        with self.rt.lock:
+        rt = self.rt
+        with rt.lock:
+            _free_pending(rt)
             return method(self, *args, **kwargs)
 
     return locked  # type: ignore[return-value]
+
+
+def _free_pending(rt: Runtime) -> None:
+    """The frees queued while another thread held ``rt.lock`` (see ``WebGPUBackend.free``)."""
+    pending = rt.pending_frees
+    while pending:
+        rt.free(pending.pop())
 
 
 class WebGPUBackend(Backend):
@@ -130,9 +142,21 @@ class WebGPUBackend(Backend):
     def alloc(self, nbytes: int) -> Any:
         return self.rt.alloc(nbytes)
 
-    @_serialized
     def free(self, buffer: Any) -> None:
-        self.rt.free(buffer)
+        # NOTE: never waits for the lock. The garbage collector frees from finalizers on any
+        # thread, wgpu's callback threads included: a free there that waited for the lock while
+        # the thread holding it waited for that callback deadlocked (the array-api suite on
+        # lavapipe, 2026-11-27). Where another thread holds the lock, the free is queued and the
+        # next call that takes the lock performs it (the same thread re-enters at once).
+        rt = self.rt
+        if rt.lock.acquire(blocking=False):
+            try:
+                _free_pending(rt)
+                rt.free(buffer)
+            finally:
+                rt.lock.release()
+        else:
+            rt.pending_frees.append(buffer)
 
     @_serialized
     def from_host(self, array: np.ndarray) -> Any:

@@ -283,3 +283,22 @@ def test_complex64_needs_no_64_bit_feature(be, monkeypatch):
     small.cast(x, host.empty((3, 4), np.float16))
     small.synchronize()
     host.free()
+
+
+def test_free_never_waits_for_the_lock_another_thread_holds() -> None:
+    """The garbage collector frees from finalizers on any thread (wgpu's callback threads
+    too): a free that waited for the lock while its holder waited for that thread deadlocked.
+    Now it is queued, and the next call that takes the lock performs it."""
+    import threading
+
+    backend = ndplane.Device("webgpu").backend
+    buf = backend.alloc(64)
+    before = backend.memory_stats()["buffers"]
+    freed = threading.Event()
+    with backend.rt.lock:
+        t = threading.Thread(target=lambda: (backend.free(buf), freed.set()))
+        t.start()
+        assert freed.wait(10), "free waited for the lock"
+        t.join()
+    assert backend.memory_stats()["buffers"] == before - 1  # performed by this call
+    assert not backend.rt.pending_frees
