@@ -11,6 +11,7 @@
 #include <cub/device/device_segmented_radix_sort.cuh>
 
 #include <climits>
+#include <initializer_list>
 #include <string>
 
 #include "elementwise.cuh"
@@ -70,24 +71,30 @@ template <int L, int ID> void run_take(const Rows& x, const Index& idx, const Ro
     take_kernel<word_t<L>, ID><<<grid_for(out.m * out.k), BLOCK, 0, s>>>(x, idx, out, rows_fast);
 }
 
-// Rows of unit stride in x and out move as the widest word (up to 16 bytes) that divides the
-// row, both column strides and both addresses: item size 2^L becomes 2^W, m and the column
-// strides shrink by the factor. Returns the new log2 item size.
+// The widest word (log2 of its bytes, at most 16 bytes) that moves runs of `items` adjacent
+// items of 2^l bytes: it divides the run, every stride (in items) and every address.
+int widest_word(int l, int64_t items, std::initializer_list<int64_t> strides, std::initializer_list<const void*> ptrs) {
+    for (int w = 4; w > l; --w) {
+        const int64_t bytes = int64_t(1) << w, f = bytes >> l;
+        bool ok = items % f == 0;
+        for (int64_t st : strides) ok = ok && (st * (int64_t(1) << l)) % bytes == 0;
+        for (const void* p : ptrs) ok = ok && reinterpret_cast<uintptr_t>(p) % bytes == 0;
+        if (ok) return w;
+    }
+    return l;
+}
+
+// Rows of unit stride in x and out move as the widest word: item size 2^L becomes 2^W, m and
+// the column strides shrink by the factor. Returns the new log2 item size.
 int widen_rows(Rows& x, Rows& out, int L) {
     if (x.row_stride != 1 || out.row_stride != 1 || x.m != out.m) return L;
-    const int64_t isz = int64_t(1) << L;
-    for (int w = 4; w > L; --w) {
-        const int64_t bytes = int64_t(1) << w, f = bytes / isz;
-        if (x.m % f == 0 && (x.col_stride * isz) % bytes == 0 && (out.col_stride * isz) % bytes == 0 &&
-            reinterpret_cast<uintptr_t>(x.data) % bytes == 0 && reinterpret_cast<uintptr_t>(out.data) % bytes == 0) {
-            x.m /= f;
-            out.m /= f;
-            x.col_stride /= f;
-            out.col_stride /= f;
-            return w;
-        }
-    }
-    return L;
+    const int w = widest_word(L, x.m, {x.col_stride, out.col_stride}, {x.data, out.data});
+    const int64_t f = int64_t(1) << (w - L);
+    x.m /= f;
+    out.m /= f;
+    x.col_stride /= f;
+    out.col_stride /= f;
+    return w;
 }
 constexpr TakeFn TAKE[5][NDT] = {NDP_INDEX_ROW(run_take, 0,), NDP_INDEX_ROW(run_take, 1,), NDP_INDEX_ROW(run_take, 2,),
                                  NDP_INDEX_ROW(run_take, 3,), NDP_INDEX_ROW(run_take, 4,)};
@@ -330,17 +337,9 @@ void launch_take(const Rows& x, const Index& idx, const Rows& out, int dtype, St
 void launch_take_axis(const char* x, int64_t a, int64_t n, int64_t b, const Index& idx, char* out, int dtype, Stream s) {
     require_index(idx, "fused take_axis");
     if (a * idx.k * b == 0) return;
-    // Rows of B items as the widest word (up to 16 bytes) that divides them and both addresses.
-    int l = log2_itemsize(dtype);
-    for (int w = 4; w > l; --w) {
-        const int64_t bytes = int64_t(1) << w, f = bytes >> l;
-        if (b % f == 0 && reinterpret_cast<uintptr_t>(x) % bytes == 0 && reinterpret_cast<uintptr_t>(out) % bytes == 0) {
-            b /= f;
-            l = w;
-            break;
-        }
-    }
-    TAKE_AXIS[l][idx.dtype](x, a, n, b, idx, out, static_cast<cudaStream_t>(s));
+    // Rows of B items as the widest word that divides them and both addresses.
+    const int l = log2_itemsize(dtype), w = widest_word(l, b, {}, {x, out});
+    TAKE_AXIS[w][idx.dtype](x, a, n, b >> (w - l), idx, out, static_cast<cudaStream_t>(s));
 }
 
 void launch_scatter_add(const Rows& out, const Index& idx, const Rows& values, int dtype, Scratch& scratch, Stream s) {
