@@ -11,6 +11,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #if !defined(__FLT16_MAX__)
 #error "ndplane-cpu needs a compiler with _Float16 (GCC >= 12 or Clang >= 15 on x86-64/aarch64)"
@@ -245,6 +246,8 @@ void set_num_threads(int n);
 // Runs fn(begin, end) over [0, n) in chunks of at least `grain` elements,
 // on several threads when n >= 2 * grain; fn must not throw.
 void parallel_for(int64_t n, int64_t grain, void (*fn)(void*, int64_t, int64_t), void* ctx);
+// The chunk bounds parallel_for cuts [0, n) into on `threads` threads ({0, n}: serial); for tests.
+std::vector<int64_t> chunk_bounds(int64_t n, int64_t grain, int threads);
 
 template <class F> inline void parallel_range(int64_t n, int64_t grain, F&& f) {
     if (n < 2 * grain || num_threads() < 2) {

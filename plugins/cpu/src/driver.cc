@@ -1,5 +1,5 @@
 // Drivers of the elementwise kernels, copies, reductions and scans: build the
-// iteration plan, split it across threads above GRAIN elements, and call the
+// iteration plan, split it across threads by the work (grain_of), and call the
 // inner loops of the kernel table picked for this CPU.
 #include "driver.h"
 
@@ -83,9 +83,19 @@ View contiguous_as(const View& x, int dtype, std::unique_ptr<char[]>& hold) {
     return t;
 }
 
-// Runs f(ptrs, n) over all runs of the plan, in parallel above GRAIN elements.
-template <int N, class F> static void run_plan(const Plan& p, F&& f) {
-    parallel_range(p.size, GRAIN, [&](int64_t b, int64_t e) { run_range<N>(p, b, e, f); });
+// The thread grain of an elementwise region, in elements: GRAIN elements of a float32 binary op
+// (12 bytes moved per element, as PyTorch's grain of 32768), scaled down by the bytes an element
+// of this region moves and by its cost per element (ops::UNARY_COST, BINARY_COST; float16 costs
+// twice, computed in float). A memory-bound region needs a thread per about 384 KB moved; an exp
+// of float32 a thread per 8192 elements.
+static int64_t grain_of(int64_t bytes, int cost, int dtype = BOOL) {
+    if (dtype == F16) cost *= 2;
+    return std::max<int64_t>(1024, GRAIN * 12 / (std::max<int64_t>(bytes, 1) * cost));
+}
+
+// Runs f(ptrs, n) over all runs of the plan, in parallel above two grains.
+template <int N, class F> static void run_plan(const Plan& p, int64_t grain, F&& f) {
+    parallel_range(p.size, grain, [&](int64_t b, int64_t e) { run_range<N>(p, b, e, f); });
 }
 
 void run_unary(int op, const View& x, const View& out) {
@@ -97,7 +107,8 @@ void run_unary(int op, const View& x, const View& out) {
     const View* vs[2] = {&out, &x};
     Plan p = make_plan(vs, 2);
     const int in = p.nd - 1;
-    run_plan<2>(p, [&](char** ptr, int64_t n) { fn(ptr[1], p.st[1][in], ptr[0], p.st[0][in], n); });
+    const int64_t grain = grain_of(ITEMSIZE[x.dtype] + ITEMSIZE[out.dtype], ops::UNARY_COST[op], x.dtype);
+    run_plan<2>(p, grain, [&](char** ptr, int64_t n) { fn(ptr[1], p.st[1][in], ptr[0], p.st[0][in], n); });
 }
 
 void run_binary(int op, const View& a, const View& b, const View& out) {
@@ -114,18 +125,19 @@ void run_binary(int op, const View& a, const View& b, const View& out) {
     Plan p = make_plan(vs, 3);
     const int in = p.nd - 1;
     if (p.size == 0) return;
-    if (p.nd == 2 && (p.size < 2 * GRAIN || p.shape[0] >= 4 * num_threads())) {
+    const int64_t grain = grain_of(2 * ITEMSIZE[a.dtype] + ITEMSIZE[out.dtype], ops::BINARY_COST[op], a.dtype);
+    if (p.nd == 2 && (p.size < 2 * grain || p.shape[0] >= 4 * num_threads())) {
         // Rows (a row-broadcast operand, slices): one call per thread chunk of whole rows.
         // NOTE: with fewer rows than 4 per thread, whole rows would split unevenly.
         BinaryRowsFn rows = k.binary_rows[op][a.dtype];
         const int64_t N = p.shape[1];
-        parallel_range(p.shape[0], std::max<int64_t>(1, GRAIN / N), [&](int64_t r0, int64_t r1) {
+        parallel_range(p.shape[0], std::max<int64_t>(1, grain / N), [&](int64_t r0, int64_t r1) {
             rows(p.base[1] + r0 * p.st[1][0], p.st[1][0], p.st[1][1], p.base[2] + r0 * p.st[2][0],
                  p.st[2][0], p.st[2][1], p.base[0] + r0 * p.st[0][0], p.st[0][0], p.st[0][1], r1 - r0, N);
         });
         return;
     }
-    run_plan<3>(p, [&](char** ptr, int64_t n) {
+    run_plan<3>(p, grain, [&](char** ptr, int64_t n) {
         fn(ptr[1], p.st[1][in], ptr[2], p.st[2][in], ptr[0], p.st[0][in], n);
     });
 }
@@ -141,7 +153,7 @@ void run_where(const View& cond, const View& a, const View& b, const View& out) 
     const View* vs[4] = {&out, &cond, &a, &b};
     Plan p = make_plan(vs, 4);
     const int in = p.nd - 1;
-    run_plan<4>(p, [&](char** ptr, int64_t n) {
+    run_plan<4>(p, grain_of(1 + 3 * ITEMSIZE[out.dtype], 1), [&](char** ptr, int64_t n) {
         fn(ptr[1], p.st[1][in], ptr[2], p.st[2][in], ptr[3], p.st[3][in], ptr[0], p.st[0][in], n);
     });
 }
@@ -170,7 +182,7 @@ void run_cast(const View& x, const View& out) {
         });
         return;
     }
-    run_plan<2>(p, [&](char** ptr, int64_t n) { fn(ptr[1], p.st[1][in], ptr[0], p.st[0][in], n); });
+    run_plan<2>(p, grain_of(isz + osz, 1), [&](char** ptr, int64_t n) { fn(ptr[1], p.st[1][in], ptr[0], p.st[0][in], n); });
 }
 
 // A 2-D copy from a transposed source (dst rows contiguous, src columns
@@ -196,7 +208,7 @@ void run_copy(const View& src, const View& dst) {
         if (L <= 3) return transpose_copy(L, p.base[0], p.st[0][0], p.base[1], p.st[1][1], p.shape[0], p.shape[1]);
     }
     UnaryFn fn = kernels().copy[L];
-    run_plan<2>(p, [&](char** ptr, int64_t n) { fn(ptr[1], p.st[1][in], ptr[0], p.st[0][in], n); });
+    run_plan<2>(p, grain_of(2 * isz, 1), [&](char** ptr, int64_t n) { fn(ptr[1], p.st[1][in], ptr[0], p.st[0][in], n); });
 }
 
 void run_fill(const View& dst, const void* value) {
@@ -204,7 +216,7 @@ void run_fill(const View& dst, const void* value) {
     const View* vs[1] = {&dst};
     Plan p = make_plan(vs, 1, /*reorder=*/true);
     const int in = p.nd - 1;
-    run_plan<1>(p, [&](char** ptr, int64_t n) { fn(ptr[0], p.st[0][in], n, value); });
+    run_plan<1>(p, grain_of(ITEMSIZE[dst.dtype], 1), [&](char** ptr, int64_t n) { fn(ptr[0], p.st[0][in], n, value); });
 }
 
 static const char* const REDUCE_NAMES[NREDUCE] = {"sum", "prod", "max", "min",

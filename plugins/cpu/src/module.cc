@@ -9,6 +9,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 #include <structmember.h>
 #include <cblas.h>
 
@@ -838,6 +839,8 @@ NB_MODULE(_native, m) {
     m.def("vector_math", [] { return std::string("scalar"); });
 #endif
     m.def("num_threads", &num_threads);
+    m.def("chunk_bounds", &chunk_bounds, nb::arg("n"), nb::arg("grain"), nb::arg("threads"),
+          "The chunk bounds a parallel region over n items cuts on `threads` threads (for tests).");
     m.def("set_num_threads", [](int n) {
         set_num_threads(n);
         scipy_openblas_set_num_threads(num_threads());

@@ -1,13 +1,13 @@
 // The iteration plan and a small thread pool.
 //
-// The pool hands out chunks through an atomic ticket and the calling thread takes
-// chunks too, so a worker that wakes late (on a busy machine) only means fewer
-// chunks for it, never a wait; the caller waits only for chunks a worker has
-// started. Each thread first gets one long chunk (7/8 of the range split evenly),
-// so it streams through memory without jumps; short guided chunks after them balance.
-// Idle workers poll for a new job for NDPLANE_CPU_SPIN_US (200) microseconds before
-// sleeping. Only one parallel region runs at a time; a second caller (another Python
-// thread with the GIL released) runs serially.
+// A region uses one thread per grain of work, up to the thread count (the grain is the
+// caller's: elementwise ops scale it by their cost per element, see driver.cc). The pool
+// hands out chunks through an atomic ticket and the calling thread takes chunks too, so a
+// worker that wakes late (on a busy machine) only means fewer chunks for it, never a wait;
+// the caller waits only for chunks a worker has started. The caller rings only the workers
+// the region needs, each on its own cache line. Idle workers poll their line for
+// NDPLANE_CPU_SPIN_US (200) microseconds before sleeping. Only one parallel region runs at
+// a time; a second caller (another Python thread with the GIL released) runs serially.
 #include <pthread.h>
 
 #include <algorithm>
@@ -78,8 +78,10 @@ inline void cpu_relax() {
 
 using Clock = std::chrono::steady_clock;
 
-// The most chunks one parallel region is cut into (see parallel_for).
-constexpr int64_t MAX_CHUNKS = 64;
+// The most threads one parallel region uses, and the most chunks it is cut into: one long
+// chunk and two short ones per thread (see parallel_for).
+constexpr int64_t MAX_THREADS = 128;
+constexpr int64_t MAX_CHUNKS = 3 * MAX_THREADS;
 
 // Microseconds a worker polls for the next job before sleeping on the condition
 // variable: back-to-back kernels (a Python loop) then start without a futex wake-up.
@@ -88,18 +90,26 @@ int64_t spin_us() {
     return env ? std::max(0, std::atoi(env)) : 200;
 }
 
+// A worker's doorbell, on a cache line of its own: the caller rings only the workers a job
+// needs, so the others keep polling their own line and never touch the job's.
+struct alignas(64) Slot {
+    std::atomic<uint64_t> gen{0};     // the last job this worker was asked to help with
+    std::atomic<int> sleeping{0};
+    std::mutex m;                     // the sleep/wake handshake only
+    std::condition_variable cv;
+};
+
 struct Pool {
     std::mutex busy;  // held by the thread running a parallel region
-    std::mutex m;     // the sleep/wake handshake and thread creation only
-    std::condition_variable cv;
+    std::mutex grow;  // thread creation only
+    Slot slots[MAX_THREADS - 1];
     std::vector<std::thread> workers;
-    bool stop = false;
     const int64_t spin = spin_us();
-    // The current job. NOTE: no lock on the hot path: the caller stores the fields, then
-    // the ticket and gen (release); a worker loads gen (acquire), then the fields, and
-    // claims chunks through the ticket (generation << 32 | chunk count << 16 | next chunk);
-    // chunk c is [bounds[c], bounds[c + 1]), the bounds on the caller's stack (alive while
-    // a chunk is unclaimed, as ctx is).
+    // The current job. NOTE: no lock on the hot path: the caller stores the fields, then the
+    // ticket (release), then rings the slots; a worker loads its slot's gen (acquire), then the
+    // fields, and claims chunks through the ticket (generation << 32 | chunk count << 16 | next
+    // chunk); chunk c is [bounds[c], bounds[c + 1]), the bounds on the caller's stack (alive
+    // while a chunk is unclaimed, as ctx is).
     // The claim checks the count held in the ticket itself, never the worker's copy of the
     // fields: a claim that succeeds proves that job unfinished, hence not yet replaced, hence
     // the fields the worker read (after its acquire of gen) are that job's. A worker that read
@@ -107,23 +117,20 @@ struct Pool {
     std::atomic<void (*)(void*, int64_t, int64_t)> fn{nullptr};
     std::atomic<void*> ctx{nullptr};
     std::atomic<const int64_t*> bounds{nullptr};
-    std::atomic<int64_t> nchunks{0};
-    alignas(64) std::atomic<uint64_t> gen{0};
+    uint64_t gen = 0;  // the caller's count of jobs (under busy)
     alignas(64) std::atomic<uint64_t> ticket{0};
     alignas(64) std::atomic<int64_t> done{0};
-    alignas(64) std::atomic<int> sleepers{0};
 
     struct Job {
         void (*fn)(void*, int64_t, int64_t);
         void* ctx;
         const int64_t* bounds;
-        int64_t nchunks;
         uint64_t gen;
     };
 
     Job snapshot(uint64_t g) const {
         return Job{fn.load(std::memory_order_relaxed), ctx.load(std::memory_order_relaxed),
-                   bounds.load(std::memory_order_relaxed), nchunks.load(std::memory_order_relaxed), g};
+                   bounds.load(std::memory_order_relaxed), g};
     }
 
     // Claims and runs chunks of job j until none is left (or the job is gone).
@@ -142,53 +149,55 @@ struct Pool {
         if (ran) done.fetch_add(ran, std::memory_order_release);
     }
 
-    void loop() {
+    void loop(Slot& s) {
         uint64_t seen = 0;
         for (;;) {
             // Poll first, then sleep.
             const auto until = Clock::now() + std::chrono::microseconds(spin);
             uint64_t g;
-            for (int i = 0; (g = gen.load(std::memory_order_acquire)) == seen; ++i) {
+            for (int i = 0; (g = s.gen.load(std::memory_order_acquire)) == seen; ++i) {
                 if ((i & 63) == 63 && Clock::now() > until) break;
                 cpu_relax();
             }
             if (g == seen) {
-                std::unique_lock<std::mutex> lk(m);
-                sleepers.fetch_add(1);
-                cv.wait(lk, [&] { return stop || gen.load() != seen; });
-                sleepers.fetch_sub(1);
-                if (stop) return;
-                g = gen.load(std::memory_order_acquire);
+                std::unique_lock<std::mutex> lk(s.m);
+                s.sleeping.store(1);
+                s.cv.wait(lk, [&] { return s.gen.load() != seen; });
+                s.sleeping.store(0);
+                g = s.gen.load(std::memory_order_acquire);
             }
             seen = g;
             work(snapshot(g));
         }
     }
 
-    void publish(void (*f)(void*, int64_t, int64_t), void* c, const int64_t* bounds_, int64_t nchunks_,
-                 uint64_t g) {  // fmt: skip
+    // Publishes a job of nchunks chunks and rings the first `helpers` workers.
+    void publish(void (*f)(void*, int64_t, int64_t), void* c, const int64_t* bounds_, int64_t nchunks,
+                 uint64_t g, int helpers) {  // fmt: skip
         fn.store(f, std::memory_order_relaxed);
         ctx.store(c, std::memory_order_relaxed);
         bounds.store(bounds_, std::memory_order_relaxed);
-        nchunks.store(nchunks_, std::memory_order_relaxed);
         done.store(0, std::memory_order_relaxed);
-        ticket.store((g & 0xffffffffu) << 32 | uint64_t(nchunks_) << 16, std::memory_order_release);
-        gen.store(g);  // seq_cst: ordered before the sleepers check below (see wake)
-    }
-
-    void wake() {
-        // NOTE: a worker going to sleep increments sleepers, then re-checks gen under m; the
-        // caller bumps gen, then checks sleepers. Both seq_cst: one of them sees the other.
-        if (sleepers.load() > 0) {
-            { std::lock_guard<std::mutex> lk(m); }
-            cv.notify_all();
+        ticket.store((g & 0xffffffffu) << 32 | uint64_t(nchunks) << 16, std::memory_order_release);
+        for (int i = 0; i < helpers; ++i) {
+            Slot& s = slots[i];
+            // NOTE: a worker going to sleep sets sleeping, then re-checks gen under m; the
+            // caller stores gen, then checks sleeping. Both seq_cst: one of them sees the other.
+            s.gen.store(g);
+            if (s.sleeping.load()) {
+                { std::lock_guard<std::mutex> lk(s.m); }
+                s.cv.notify_one();
+            }
         }
     }
 
-    void ensure(int nthreads) {
-        if ((int)workers.size() >= nthreads - 1) return;
-        std::lock_guard<std::mutex> lk(m);
-        while ((int)workers.size() < nthreads - 1) workers.emplace_back([this] { loop(); });
+    void ensure(int helpers) {
+        if ((int)workers.size() >= helpers) return;
+        std::lock_guard<std::mutex> lk(grow);
+        while ((int)workers.size() < helpers) {
+            Slot* s = &slots[workers.size()];
+            workers.emplace_back([this, s] { loop(*s); });
+        }
     }
 };
 
@@ -235,47 +244,67 @@ int num_threads() {
 
 void set_num_threads(int n) { g_threads.store(n < 1 ? 1 : n, std::memory_order_relaxed); }
 
+// The chunk bounds of a parallel region over [0, n) on p threads (bounds[0] = 0; returns the
+// chunk count). Each thread first gets one long chunk, 7/8 of its share, so it streams through
+// memory without jumps; the last eighth is cut into two short chunks per thread, which balance a
+// thread that started late or ran slow. With equal threads every one ends at n / p: the short
+// chunks are a sixteenth of a share, never a grain (tail chunks of a grain each, as before,
+// left threads of a 10^6-element add on 16 threads running 1.8x the even share). Sizes are
+// multiples of 64 items when the grain allows: element ranges then start on a cache line (a
+// chunk starting mid-line splits every vector load of it across two lines). A share under
+// four grains is one chunk per thread. NOTE: four fixed chunks per thread, interleaved
+// between the threads, measured 2-5 % slower on 1000^2 add/mul; unaligned long chunks 8 %.
+static int64_t split(int64_t n, int64_t grain, int64_t p, int64_t* bounds) {
+    const int64_t q = grain >= 64 ? 64 : 1;
+    auto up = [q](int64_t v) { return (v + q - 1) / q * q; };
+    const int64_t share = n / p;
+    const bool tail = share >= 4 * grain;
+    const int64_t lead = up(tail ? share * 7 / 8 : share);
+    int64_t nchunks = 0, pos = 0;
+    bounds[0] = 0;
+    for (int64_t t = 0; t < p && pos + lead < n; ++t) bounds[++nchunks] = pos += lead;
+    if (tail) {
+        const int64_t pieces = 2 * p, piece = up((n - pos + pieces - 1) / pieces);
+        for (int64_t t = 0; t < pieces && pos + piece < n; ++t) bounds[++nchunks] = pos += piece;
+    }
+    bounds[++nchunks] = n;  // pos < n here: every step above stopped short of n
+    return nchunks;
+}
+
+// The threads a region uses: they follow the work, one per grain, up to the thread count.
+int64_t region_threads(int64_t n, int64_t grain, int threads) {
+    return std::min<int64_t>({threads, n / std::max<int64_t>(grain, 1), MAX_THREADS});
+}
+
+std::vector<int64_t> chunk_bounds(int64_t n, int64_t grain, int threads) {
+    const int64_t p = region_threads(n, grain, threads);
+    if (p < 2) return {0, n};
+    int64_t bounds[MAX_CHUNKS + 1];
+    const int64_t nchunks = split(n, grain, p, bounds);
+    return std::vector<int64_t>(bounds, bounds + nchunks + 1);
+}
+
 void parallel_for(int64_t n, int64_t grain, void (*fn)(void*, int64_t, int64_t), void* ctx) {
-    int nt = num_threads();
-    Pool* p = pool();
-    std::unique_lock<std::mutex> busy(p->busy, std::try_to_lock);
-    if (!busy.owns_lock() || nt < 2 || n < 2 * grain) {
+    const int64_t p = region_threads(n, grain, num_threads());
+    if (p < 2) {
         fn(ctx, 0, n);
         return;
     }
-    // One long chunk per thread over 7/8 of the range, then guided chunks (1/nt of what is
-    // left, at least the grain and n / 64, the tail merged into the last) that balance a
-    // thread that started late or ran slow: at most 64 claims (each moves the ticket's cache
-    // line between cores). Sizes are multiples of 64 items when the grain allows: element
-    // ranges then start on a cache line (a chunk starting mid-line splits every vector load
-    // of it across two lines). NOTE: four fixed chunks per thread, interleaved between the
-    // threads, measured 2-5 % slower on 1000^2 add/mul; unaligned long chunks 8 % slower.
+    Pool* pl = pool();
+    std::unique_lock<std::mutex> busy(pl->busy, std::try_to_lock);
+    if (!busy.owns_lock()) {
+        fn(ctx, 0, n);
+        return;
+    }
     int64_t bounds[MAX_CHUNKS + 1];
-    int64_t nchunks = 0;
-    const int64_t q = grain >= 64 ? 64 : 1;
-    auto up = [q](int64_t v) { return (v + q - 1) / q * q; };
-    const int64_t least = up(std::max(grain, (n + MAX_CHUNKS - 1) / MAX_CHUNKS));
-    const int64_t bulk = up(std::max(least, n * 7 / 8 / nt));
-    int64_t pos = 0;
-    bounds[0] = 0;
-    for (int t = 0; t < nt && n - pos >= bulk + least; ++t) {
-        pos += bulk;
-        bounds[++nchunks] = pos;
-    }
-    while (pos < n) {
-        const int64_t rest = n - pos;
-        int64_t size = up(std::max(least, rest / nt));
-        if (rest - size < least) size = rest;
-        pos += size;
-        bounds[++nchunks] = pos;
-    }
-    p->ensure(nt);
-    const uint64_t g = p->gen.load(std::memory_order_relaxed) + 1;
-    p->publish(fn, ctx, bounds, nchunks, g);
-    p->wake();
-    const Pool::Job j{fn, ctx, bounds, nchunks, g};
-    p->work(j);
-    for (int i = 0; p->done.load(std::memory_order_acquire) < nchunks; ++i) {
+    const int64_t nchunks = split(n, grain, p, bounds);
+    const int helpers = int(std::min<int64_t>(p, nchunks) - 1);
+    pl->ensure(helpers);
+    const uint64_t g = ++pl->gen;
+    pl->publish(fn, ctx, bounds, nchunks, g, helpers);
+    const Pool::Job j{fn, ctx, bounds, g};
+    pl->work(j);
+    for (int i = 0; pl->done.load(std::memory_order_acquire) < nchunks; ++i) {
         if (i < 4096) cpu_relax();
         else std::this_thread::yield();
     }

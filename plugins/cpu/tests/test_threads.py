@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -103,3 +104,56 @@ def test_default_thread_count_follows_the_environment(env, want):
     code = "from ndplane_cpu.backend import _native; print(_native().num_threads())"
     run = subprocess.run([sys.executable, "-c", code], env={**clean, **env}, check=True, capture_output=True, text=True)
     assert int(run.stdout) == want
+
+
+def _span(bounds: list[int], threads: int) -> int:
+    """The last finishing time when equal threads claim the chunks in order (the ticket's order)."""
+    ends = [0] * threads
+    for lo, hi in zip(bounds, bounds[1:]):
+        i = ends.index(min(ends))
+        ends[i] += hi - lo
+    return max(ends)
+
+
+@pytest.mark.parametrize("n", [65_536, 100_000, 1 << 20, 1_000_000, 4_000_000, 16_000_000, 123_456_789])
+@pytest.mark.parametrize("threads", [2, 3, 4, 8, 12, 16, 32, 64, 200])
+@pytest.mark.parametrize("grain", [1, 16, 1024, 32_768])
+def test_chunk_plan_keeps_every_thread_near_an_even_share(n, threads, grain):
+    # The plan once cut the tail into chunks of a grain each: on 16 threads a 10^6-element add
+    # had threads running 1.8x the even share (invisible on 2 cores, where it is exact).
+    native = _native()
+    bounds = native.chunk_bounds(n, grain, threads)
+    used = min(threads, n // grain, 128)  # the threads follow the work, one per grain
+    if used < 2:
+        assert bounds == [0, n]
+        return
+    assert bounds[0] == 0 and bounds[-1] == n
+    assert all(lo < hi for lo, hi in zip(bounds, bounds[1:]))
+    assert len(bounds) - 1 <= 3 * used
+    if grain >= 64:
+        assert all(b % 64 == 0 for b in bounds[1:-1]), "chunks start on cache lines"
+    first = bounds[1] - bounds[0]
+    assert first >= min(grain, n // used) * 7 // 8, "the first chunk of a thread is long"
+    even = n / used
+    assert _span(bounds, used) <= even * 1.02 + 64 * 3, (_span(bounds, used) / even)
+
+
+def test_many_threads_wake_from_sleep_and_spin(h):
+    # More threads than this machine's cores: the slots, the sleep and the wake-up paths.
+    native = _native()
+    before = native.num_threads()
+    native.set_num_threads(16)
+    try:
+        for n in (70_000, 1_000_003, 65_536 * 16 + 5):
+            x = h.rng.standard_normal(n).astype(np.float32)
+            ref = h.put(x)
+            out = h.empty(x.shape, ndplane.float32)
+            for i in range(6):
+                if i % 3 == 2:
+                    time.sleep(0.002)  # past NDPLANE_CPU_SPIN_US: the workers sleep
+                h.be.unary("exp", ref, out)
+                np.testing.assert_allclose(h.get(out), np.exp(x), rtol=1e-6)
+                h.be.binary("add", ref, float(i), out)
+                np.testing.assert_array_equal(h.get(out), x + np.float32(i))
+    finally:
+        native.set_num_threads(before)
