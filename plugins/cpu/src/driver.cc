@@ -87,7 +87,7 @@ View contiguous_as(const View& x, int dtype, std::unique_ptr<char[]>& hold) {
 // (12 bytes moved per element, as PyTorch's grain of 32768), scaled down by the bytes an element
 // of this region moves and by its cost per element (ops::UNARY_COST, BINARY_COST; float16 costs
 // twice, computed in float). A memory-bound region needs a thread per about 384 KB moved; an exp
-// of float32 a thread per 8192 elements.
+// of float32 a thread per 12288 elements.
 static int64_t grain_of(int64_t bytes, int cost, int dtype = BOOL) {
     if (dtype == F16) cost *= 2;
     return std::max<int64_t>(1024, GRAIN * 12 / (std::max<int64_t>(bytes, 1) * cost));
