@@ -61,7 +61,9 @@ def take_in_range(x: Array, indices: Array, ax: int) -> Array:
         out = _take_axis(x, indices, ax)
     else:
         moved, _, _ = _dispatch.move_axes_last(x, (ax,))
-        out = _dispatch._move_axis_back(_dispatch.take_last(moved, indices), ax)
+        # NOTE: C order, as the fused road's: a result's layout must not depend on the road
+        # (whether a later reshape copies or views would differ between devices).
+        out = _dispatch.compact(_dispatch._move_axis_back(_dispatch.take_last(moved, indices), ax))
     if x.requires_grad:
         _graph.record("take", out, (x, indices), (indices,), (x.shape, ax))
     return out
@@ -133,7 +135,8 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     base = reshape(arange(rows, dtype=idx.dtype, device=x.device), im.shape[:-1] + (1,))
     flat = reshape(_dispatch.binary("add", im, _dispatch.binary("multiply", base, n)), (-1,))
     out = take_in_range(reshape(xm, (rows * n,)), flat, 0)  # in [0, rows * n) by construction
-    return moveaxis(reshape(out, im.shape), -1, ax)
+    out = moveaxis(reshape(out, im.shape), -1, ax)
+    return out if out._ref.contiguous else _dispatch.copy_of(out)  # C order, as every other result
 
 
 def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:

@@ -12,6 +12,7 @@ cheap, stable VJP instead of differentiating through its pieces.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -34,7 +35,7 @@ def _fused_rows(op: str, x: Array, out_cols: bool, inputs: tuple[Array | None, .
     if f"fused:{op}" not in backend.capabilities or x.dtype.kind != "float":
         return None
     k = x.shape[-1] if x.ndim else 1
-    m = x.size // k if k else 0
+    m = math.prod(x.shape[:-1])
     xc = _dispatch.compact(x)
     shape = x.shape if out_cols else x.shape[:-1]
     out = _dispatch.empty(shape, x.dtype, x.device, op)
@@ -78,7 +79,7 @@ def softmax(x: Array, /, axis: int = -1) -> Array:
     def rows(v: Array) -> Array:
         v = _floating("softmax", v)
         with _graph.no_grad():
-            out = _fused_rows("softmax", v, True)
+            out = nd.empty_like(v) if v.shape[-1] == 0 else _fused_rows("softmax", v, True)
             if out is None:
                 e = nd.exp(v - nd.max(v, axis=-1, keepdims=True))
                 out = e / nd.sum(e, axis=-1, keepdims=True)
@@ -98,7 +99,7 @@ def log_softmax(x: Array, /, axis: int = -1) -> Array:
     def rows(v: Array) -> Array:
         v = _floating("log_softmax", v)
         with _graph.no_grad():
-            out = _fused_rows("log_softmax", v, True)
+            out = nd.empty_like(v) if v.shape[-1] == 0 else _fused_rows("log_softmax", v, True)
             if out is None:
                 z = v - nd.max(v, axis=-1, keepdims=True)
                 out = z - nd.log(nd.sum(nd.exp(z), axis=-1, keepdims=True))
@@ -118,7 +119,10 @@ def logsumexp(x: Array, /, axis: int = -1, keepdims: bool = False) -> Array:
     def rows(v: Array) -> Array:
         v = _floating("logsumexp", v)
         with _graph.no_grad():
-            out = _fused_rows("logsumexp", v, False)
+            if v.shape[-1] == 0:  # the log of an empty sum: -inf, as SciPy's and PyTorch's
+                out = nd.full(v.shape[:-1], -math.inf, dtype=v.dtype, device=v.device)
+            else:
+                out = _fused_rows("logsumexp", v, False)
             if out is None:
                 m = nd.max(v, axis=-1, keepdims=True)
                 m = nd.where(nd.isfinite(m), m, 0.0)

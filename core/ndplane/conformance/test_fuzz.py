@@ -519,6 +519,26 @@ def make_machine(device: nd.Device, ref: nd.Device) -> type[RuleBasedStateMachin
                 self.add(*r, exact=True)  # type: ignore[misc]  # see both()
 
         @rule(data=st.data())
+        def composite(self, data: st.DataObject) -> None:
+            # The roads that fused ops and decompositions take (var/std and norms by sums of
+            # squares, clip in one pass, sort, softmax and its kin, ...), on any layout the pool
+            # holds: a backend's fused kernel must agree with the reference's composite.
+            a = self.pick(data)
+            if a is None:
+                return
+            name = data.draw(st.sampled_from(sorted(_COMPOSITE)), label="composite")
+            kinds, draw_kw = _COMPOSITE[name]
+            if a.r.dtype.kind not in kinds:
+                return
+            kw = draw_kw(data, a.r)
+            if kw is None:
+                return
+            fn, exact = _composite_fn(name, kw)
+            r = self.both(f"{name}(x, {kw})", fn, a)
+            if r is not None:
+                self.add(*r, exact=exact)  # type: ignore[misc]  # see both()
+
+        @rule(data=st.data())
         def matmul(self, data: st.DataObject) -> None:
             a = self.pick(data, lambda p: p.r.ndim >= 1 and p.r.dtype.kind in ("float", "complex"))
             if a is None:
@@ -565,6 +585,78 @@ class _Side:
 
     def __repr__(self) -> str:
         return "device"
+
+
+def _axis(data: st.DataObject, x: nd.Array) -> int | None:
+    return data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis") if x.ndim else None
+
+
+def _axes(data: st.DataObject, x: nd.Array) -> tuple[int, ...] | None:
+    return data.draw(st.none() | st.sets(st.integers(0, max(x.ndim - 1, 0)), max_size=x.ndim).map(tuple), label="axes")
+
+
+def _kw_moments(data: st.DataObject, x: nd.Array) -> dict[str, Any] | None:
+    return {"axis": _axes(data, x), "correction": data.draw(st.sampled_from([0, 1]), label="correction"),
+            "keepdims": data.draw(st.booleans(), label="keepdims")}  # fmt: skip
+
+
+def _kw_norm(data: st.DataObject, x: nd.Array) -> dict[str, Any] | None:
+    return {"axis": _axes(data, x), "ord": data.draw(st.sampled_from([2, 1, 3, 0, float("inf"), -float("inf")])),
+            "keepdims": data.draw(st.booleans(), label="keepdims")}  # fmt: skip
+
+
+def _kw_clip(data: st.DataObject, x: nd.Array) -> dict[str, Any] | None:
+    lo = data.draw(st.none() | st.integers(-8, 8), label="min")
+    hi = data.draw(st.none() | st.integers(-8, 8), label="max")
+    if x.dtype.kind == "uint":
+        lo, hi = (None if v is None else abs(v) for v in (lo, hi))
+    if x.dtype.kind == "float" and data.draw(st.booleans(), label="float bounds"):
+        lo, hi = (None if v is None else v + 0.5 for v in (lo, hi))
+    return {"min": lo, "max": hi}
+
+
+def _kw_sort(data: st.DataObject, x: nd.Array) -> dict[str, Any] | None:
+    if not x.ndim:
+        return None
+    return {"axis": _axis(data, x), "descending": data.draw(st.booleans(), label="descending")}
+
+
+def _kw_softmax(data: st.DataObject, x: nd.Array) -> dict[str, Any] | None:
+    return {"axis": _axis(data, x)} if x.ndim else None
+
+
+def _kw_cumulative(data: st.DataObject, x: nd.Array) -> dict[str, Any] | None:
+    return {"axis": _axis(data, x) if x.ndim > 1 else None,
+            "include_initial": data.draw(st.booleans(), label="include_initial")}  # fmt: skip
+
+
+#: The composite rule's functions: name -> (the dtype kinds it takes, a drawer of its keywords).
+_COMPOSITE: dict[str, tuple[tuple[str, ...], Callable[[st.DataObject, nd.Array], dict[str, Any] | None]]] = {
+    "var": (("float",), _kw_moments),
+    "std": (("float",), _kw_moments),
+    "vector_norm": (("float", "complex"), _kw_norm),
+    "clip": (("int", "uint", "float"), _kw_clip),
+    "sort": (("int", "uint", "float", "bool"), _kw_sort),
+    "argsort": (("int", "uint", "float", "bool"), _kw_sort),
+    "softmax": (("float",), _kw_softmax),
+    "log_softmax": (("float",), _kw_softmax),
+    "logsumexp": (("float",), _kw_softmax),
+    "cumulative_prod": (("float",), _kw_cumulative),
+}
+
+
+def _composite_fn(name: str, kw: dict[str, Any]) -> tuple[Callable[[nd.Array], nd.Array], bool]:
+    """The function the composite rule applies, and whether its results compare exactly."""
+    if name == "vector_norm":
+        return (lambda x: nd.linalg.vector_norm(x, **kw)), False
+    if name in ("softmax", "log_softmax", "logsumexp"):
+        f = getattr(nd.nn.functional, name)
+        return (lambda x: f(x, axis=kw["axis"])), False
+    if name in ("sort", "argsort"):  # stable: ties keep their order, NaN last, as NumPy's
+        f = getattr(nd, name)
+        return (lambda x: f(x, **kw, stable=True)), True
+    f = getattr(nd, name)
+    return (lambda x: f(x, **kw)), name == "clip"
 
 
 def _index(idx: np.ndarray, device: nd.Device) -> nd.Array:

@@ -134,8 +134,10 @@ def test_take(device: nd.Device, layout: h.Layout, data: st.DataObject) -> None:
             continue
         i = idx_layout.build(device, index_dtype, _index_values(n, index_dtype))
         expected = np.take(a.ref, i.ref, axis=axis)
-        h.assert_same(nd.take(a.x, i.x, axis=axis), expected, dtype, exact=True, signed_zeros=True,
+        got = nd.take(a.x, i.x, axis=axis)
+        h.assert_same(got, expected, dtype, exact=True, signed_zeros=True,
                       msg=f"take({dtype.name}, {index_dtype.name} indices {i.ref}, axis={axis}): ")  # fmt: skip
+        h.assert_c_order(got, f"take(axis={axis}): ")
 
 
 @h.hyp(scale=2)
@@ -176,8 +178,9 @@ def test_take_along_axis(device: nd.Device, layout: h.Layout, data: st.DataObjec
     index_dtype = h.default(device, "indexing")
     i = idx_layout.build(device, index_dtype, _index_values(shape[ax], index_dtype))
     expected = np.take_along_axis(a.ref, i.ref, axis=ax)
-    h.assert_same(nd.take_along_axis(a.x, i.x, axis=axis), expected, dtype, exact=True,
-                  msg=f"take_along_axis(axis={axis}, indices {i.ref}): ")  # fmt: skip
+    got = nd.take_along_axis(a.x, i.x, axis=axis)
+    h.assert_same(got, expected, dtype, exact=True, msg=f"take_along_axis(axis={axis}, indices {i.ref}): ")
+    h.assert_c_order(got, f"take_along_axis(axis={axis}): ")
 
 
 @h.hyp(scale=2)
