@@ -60,8 +60,9 @@ class Info:
         return get_default_device()
 
     def devices(self) -> list[Device]:
-        """Every available device that serves the whole standard: its backend declares a default
-        dtype of every kind (``ndplane.devices()`` also lists partial ones, e.g. without complex).
+        """Every available device that serves the whole standard: its backend has every standard
+        dtype and a default of every kind (``ndplane.devices()`` also lists partial ones, e.g.
+        without float64 or complex).
 
         >>> import ndplane as nd
         >>> nd.Device("numpy:1") in nd.__array_namespace_info__().devices()
@@ -94,8 +95,15 @@ class Info:
                 if d in have and d is not _dtypes.float16 and (kinds is None or d.kind in kinds)}  # fmt: skip
 
 
+#: The standard's dtypes: every one of them must be served (float16 is ndplane's extra).
+_STANDARD_DTYPES = frozenset(d for d in _dtypes.ALL_DTYPES if d is not _dtypes.float16)
+
+
 def _complete(device: Device) -> bool:
-    return all(k in device.backend.default_dtypes for k in DEFAULT_DTYPE_KINDS)
+    # NOTE: the dtypes as well as a default of every kind: a device without float64 or int64
+    # (the test-only numpy-nof64) failed array-api-tests' from_dlpack(x, device=it) on uint64.
+    backend = device.backend
+    return all(k in backend.default_dtypes for k in DEFAULT_DTYPE_KINDS) and _STANDARD_DTYPES <= set(backend.dtypes)
 
 
 def _kinds(kind: str | tuple[str, ...] | None) -> set[str] | None:
