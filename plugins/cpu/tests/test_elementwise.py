@@ -8,6 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from cpu_helpers import COMPLEX, DTYPES, FLOATS, INTS, assert_close
+from ndplane_cpu.backend import _native
 
 import ndplane
 from ndplane._elementwise import OPS
@@ -32,7 +33,8 @@ def result_dtype(op: str, dtype: ndplane.DType) -> ndplane.DType:
 def ulps_for(op: str, dtype: ndplane.DType) -> float:
     # NumPy's own SIMD transcendental loops and glibc differ by a few ULP; float16
     # rounds the same float32 result; complex functions go through different formulas.
-    if dtype.kind == "complex" and op in {"pow", "sign", "divide", "reciprocal"}:
+    # (square and multiply: a*c - b*d cancels, so the error is an ulp of |z|^2, not of the part)
+    if dtype.kind == "complex" and op in {"pow", "sign", "divide", "reciprocal", "square", "multiply"}:
         return 8
     if op in OPS and OPS[op].accuracy == "transcendental":
         return 16
@@ -243,6 +245,43 @@ def test_large_arrays_use_threads_and_match(h):
     out = h.empty((500, 600), ndplane.float64)
     h.be.unary("negative", h.put(t.T, t), out)
     np.testing.assert_array_equal(h.get(out), -t.T)
+
+
+# Sizes past every op's thread grain (grains follow bytes moved and cost per element: the
+# longest, a 1-byte unary op's, is 196608 elements): odd, so the last chunk is ragged.
+_PARALLEL_N = 400_003
+
+
+@pytest.mark.parametrize("kind", ["unary", "binary"])
+@pytest.mark.parametrize("dtype", [ndplane.bool, ndplane.int8, ndplane.uint16, ndplane.int64, ndplane.float16,
+                                   ndplane.float32, ndplane.float64, ndplane.complex64], ids=lambda d: d.name)  # fmt: skip
+def test_every_op_split_across_threads(h, kind, dtype):
+    # Every op on 4 threads, contiguous and reversed: the chunk plan and each op's grain.
+    native = _native()
+    before = native.num_threads()
+    native.set_num_threads(4)
+    try:
+        ops = UNARY_OPS if kind == "unary" else BINARY_OPS
+        base = h.data((_PARALLEL_N,), dtype, small=True)
+        other = h.data((_PARALLEL_N,), dtype, small=True)
+        for op in sorted(o for o in ops if h.be.supports(o, dtype)):
+            positive = op == "pow" and dtype.kind == "int"  # no negative integer powers
+            src, b = (np.abs(base), np.abs(other)) if positive else (base, other)
+            for name, a in (("contiguous", src), ("reversed", src[::-1])):
+                want = np.empty(a.shape, result_dtype(op, dtype).dtype)
+                try:
+                    K.unary(op, a, want) if kind == "unary" else K.binary(op, a, b, want)
+                except TypeError:
+                    continue
+                out = h.empty(a.shape, result_dtype(op, dtype))
+                ra = h.put(a, src) if name == "reversed" else h.put(a)
+                if kind == "unary":
+                    h.be.unary(op, ra, out)
+                else:
+                    h.be.binary(op, ra, h.put(b), out)
+                assert_close(h.get(out), want, f"{op} {dtype.name} {name}", ulps_for(op, dtype))
+    finally:
+        native.set_num_threads(before)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
