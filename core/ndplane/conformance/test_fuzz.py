@@ -630,7 +630,45 @@ def _kw_cumulative(data: st.DataObject, x: nd.Array) -> dict[str, Any] | None:
             "include_initial": data.draw(st.booleans(), label="include_initial")}  # fmt: skip
 
 
+def _kw_tri(data: st.DataObject, x: nd.Array) -> dict[str, Any] | None:
+    return {"k": data.draw(st.integers(-2, 2), label="k")} if x.ndim >= 2 else None
+
+
+def _kw_roll(data: st.DataObject, x: nd.Array) -> dict[str, Any] | None:
+    return {"shift": data.draw(st.integers(-5, 5), label="shift"), "axis": _axis(data, x) if x.ndim else None}
+
+
+def _kw_repeat(data: st.DataObject, x: nd.Array) -> dict[str, Any] | None:
+    return {"repeats": data.draw(st.integers(0, 3), label="repeats"),
+            "axis": data.draw(st.none() | st.integers(-x.ndim, x.ndim - 1), label="axis") if x.ndim else None}  # fmt: skip
+
+
+def _kw_tile(data: st.DataObject, x: nd.Array) -> dict[str, Any] | None:
+    return {"repetitions": tuple(data.draw(st.lists(st.integers(0, 3), min_size=1, max_size=3), label="reps"))}
+
+
+def _kw_count(data: st.DataObject, x: nd.Array) -> dict[str, Any] | None:
+    return {"axis": _axes(data, x), "keepdims": data.draw(st.booleans(), label="keepdims")}
+
+
+def _kw_none(data: st.DataObject, x: nd.Array) -> dict[str, Any] | None:
+    return {}
+
+
+def _kw_diff(data: st.DataObject, x: nd.Array) -> dict[str, Any] | None:
+    return {"axis": _axis(data, x), "n": data.draw(st.integers(1, 2), label="n")} if x.ndim else None
+
+
+def _kw_join(data: st.DataObject, x: nd.Array) -> dict[str, Any] | None:
+    return {"axis": data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis")} if x.ndim else None
+
+
+def _kw_search(data: st.DataObject, x: nd.Array) -> dict[str, Any] | None:
+    return {"side": data.draw(st.sampled_from(["left", "right"]), label="side")}
+
+
 #: The composite rule's functions: name -> (the dtype kinds it takes, a drawer of its keywords).
+_ALL_KINDS = ("bool", "int", "uint", "float", "complex")
 _COMPOSITE: dict[str, tuple[tuple[str, ...], Callable[[st.DataObject, nd.Array], dict[str, Any] | None]]] = {
     "var": (("float",), _kw_moments),
     "std": (("float",), _kw_moments),
@@ -642,6 +680,17 @@ _COMPOSITE: dict[str, tuple[tuple[str, ...], Callable[[st.DataObject, nd.Array],
     "log_softmax": (("float",), _kw_softmax),
     "logsumexp": (("float",), _kw_softmax),
     "cumulative_prod": (("float",), _kw_cumulative),
+    "tril": (_ALL_KINDS, _kw_tri),
+    "triu": (_ALL_KINDS, _kw_tri),
+    "roll": (_ALL_KINDS, _kw_roll),
+    "repeat": (_ALL_KINDS, _kw_repeat),
+    "tile": (_ALL_KINDS, _kw_tile),
+    "count_nonzero": (_ALL_KINDS, _kw_count),
+    "unique_values": (("bool", "int", "uint", "float"), _kw_none),
+    "diff": (("int", "float", "complex"), _kw_diff),
+    "concat": (_ALL_KINDS, _kw_join),
+    "stack": (_ALL_KINDS, _kw_join),
+    "searchsorted": (("int", "uint", "float"), _kw_search),
 }
 
 
@@ -655,8 +704,13 @@ def _composite_fn(name: str, kw: dict[str, Any]) -> tuple[Callable[[nd.Array], n
     if name in ("sort", "argsort"):  # stable: ties keep their order, NaN last, as NumPy's
         f = getattr(nd, name)
         return (lambda x: f(x, **kw, stable=True)), True
+    if name in ("concat", "stack"):  # x with itself, then a reversed copy of it
+        f = getattr(nd, name)
+        return (lambda x: f([x, x, nd.flip(x)], **kw)), True
+    if name == "searchsorted":  # x's values (flattened) in x's values sorted
+        return (lambda x: nd.searchsorted(nd.sort(nd.reshape(x, (-1,))), x, **kw)), True
     f = getattr(nd, name)
-    return (lambda x: f(x, **kw)), name == "clip"
+    return (lambda x: f(x, **kw)), name not in ("var", "std", "cumulative_prod")
 
 
 def _index(idx: np.ndarray, device: nd.Device) -> nd.Array:
