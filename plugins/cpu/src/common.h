@@ -243,8 +243,9 @@ inline void run_range(const Plan& p, int64_t begin, int64_t end, F&& f) {
 // ---------------------------------------------------------------------------
 int num_threads();
 void set_num_threads(int n);
-// Runs fn(begin, end) over [0, n) in chunks of at least `grain` elements,
-// on several threads when n >= 2 * grain; fn must not throw.
+// Runs fn(begin, end) over [0, n) on one thread per `grain` elements, up to the thread count
+// (serially below 2 * grain), in chunks of a quarter grain or more (the last may be less); fn must
+// not throw.
 void parallel_for(int64_t n, int64_t grain, void (*fn)(void*, int64_t, int64_t), void* ctx);
 // The chunk bounds parallel_for cuts [0, n) into on `threads` threads ({0, n}: serial); for tests.
 std::vector<int64_t> chunk_bounds(int64_t n, int64_t grain, int threads);
