@@ -119,10 +119,10 @@ def logsumexp(x: Array, /, axis: int = -1, keepdims: bool = False) -> Array:
     def rows(v: Array) -> Array:
         v = _floating("logsumexp", v)
         with _graph.no_grad():
-            if v.shape[-1] == 0:  # the log of an empty sum: -inf, as SciPy's and PyTorch's
-                out = nd.full(v.shape[:-1], -math.inf, dtype=v.dtype, device=v.device)
-            else:
-                out = _fused_rows("logsumexp", v, False)
+            out: Array | None = (  # over an empty axis the log of an empty sum: -inf, as SciPy's and PyTorch's
+                nd.full(v.shape[:-1], -math.inf, dtype=v.dtype, device=v.device) if v.shape[-1] == 0
+                else _fused_rows("logsumexp", v, False)
+            )  # fmt: skip
             if out is None:
                 m = nd.max(v, axis=-1, keepdims=True)
                 m = nd.where(nd.isfinite(m), m, 0.0)

@@ -606,8 +606,8 @@ def _kw_norm(data: st.DataObject, x: nd.Array) -> dict[str, Any] | None:
 
 
 def _kw_clip(data: st.DataObject, x: nd.Array) -> dict[str, Any] | None:
-    lo = data.draw(st.none() | st.integers(-8, 8), label="min")
-    hi = data.draw(st.none() | st.integers(-8, 8), label="max")
+    lo: float | None = data.draw(st.none() | st.integers(-8, 8), label="min")
+    hi: float | None = data.draw(st.none() | st.integers(-8, 8), label="max")
     if x.dtype.kind == "uint":
         lo, hi = (None if v is None else abs(v) for v in (lo, hi))
     if x.dtype.kind == "float" and data.draw(st.booleans(), label="float bounds"):

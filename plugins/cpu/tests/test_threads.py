@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import subprocess
@@ -109,7 +110,7 @@ def test_default_thread_count_follows_the_environment(env, want):
 def _span(bounds: list[int], threads: int) -> int:
     """The last finishing time when equal threads claim the chunks in order (the ticket's order)."""
     ends = [0] * threads
-    for lo, hi in zip(bounds, bounds[1:]):
+    for lo, hi in itertools.pairwise(bounds):
         i = ends.index(min(ends))
         ends[i] += hi - lo
     return max(ends)
@@ -128,7 +129,7 @@ def test_chunk_plan_keeps_every_thread_near_an_even_share(n, threads, grain):
         assert bounds == [0, n]
         return
     assert bounds[0] == 0 and bounds[-1] == n
-    assert all(lo < hi for lo, hi in zip(bounds, bounds[1:]))
+    assert all(lo < hi for lo, hi in itertools.pairwise(bounds))
     assert len(bounds) - 1 <= 3 * used
     if grain >= 64:
         assert all(b % 64 == 0 for b in bounds[1:-1]), "chunks start on cache lines"
