@@ -79,7 +79,7 @@ inline void cpu_relax() {
 using Clock = std::chrono::steady_clock;
 
 // The most threads one parallel region uses, and the most chunks it is cut into: one long
-// chunk and two short ones per thread (see parallel_for).
+// chunk and two short ones per thread (see split).
 constexpr int64_t MAX_THREADS = 128;
 constexpr int64_t MAX_CHUNKS = 3 * MAX_THREADS;
 

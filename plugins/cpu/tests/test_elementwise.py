@@ -7,8 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from cpu_helpers import COMPLEX, DTYPES, FLOATS, INTS, assert_close
-from ndplane_cpu.backend import _native
+from cpu_helpers import COMPLEX, DTYPES, FLOATS, INTS, assert_close, native_threads
 
 import ndplane
 from ndplane._elementwise import OPS
@@ -257,10 +256,7 @@ _PARALLEL_N = 400_003
                                    ndplane.float32, ndplane.float64, ndplane.complex64], ids=lambda d: d.name)  # fmt: skip
 def test_every_op_split_across_threads(h, kind, dtype):
     # Every op on 4 threads, contiguous and reversed: the chunk plan and each op's grain.
-    native = _native()
-    before = native.num_threads()
-    native.set_num_threads(4)
-    try:
+    with native_threads(4):
         ops = UNARY_OPS if kind == "unary" else BINARY_OPS
         base = h.data((_PARALLEL_N,), dtype, small=True)
         other = h.data((_PARALLEL_N,), dtype, small=True)
@@ -280,8 +276,6 @@ def test_every_op_split_across_threads(h, kind, dtype):
                 else:
                     h.be.binary(op, ra, h.put(b), out)
                 assert_close(h.get(out), want, f"{op} {dtype.name} {name}", ulps_for(op, dtype))
-    finally:
-        native.set_num_threads(before)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)

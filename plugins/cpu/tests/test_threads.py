@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 import pytest
+from cpu_helpers import native_threads
 from ndplane_cpu.backend import _native
 
 import ndplane
@@ -19,11 +20,8 @@ import ndplane
 
 @pytest.fixture
 def two_threads():
-    native = _native()
-    before = native.num_threads()
-    native.set_num_threads(2)  # NOTE: the pool is exercised even on a 1-core runner
-    yield native
-    native.set_num_threads(before)
+    with native_threads(2):  # NOTE: the pool is exercised even on a 1-core runner
+        yield _native()
 
 
 def test_back_to_back_jobs_of_changing_sizes(h, two_threads):
@@ -141,10 +139,7 @@ def test_chunk_plan_keeps_every_thread_near_an_even_share(n, threads, grain):
 
 def test_many_threads_wake_from_sleep_and_spin(h):
     # More threads than this machine's cores: the slots, the sleep and the wake-up paths.
-    native = _native()
-    before = native.num_threads()
-    native.set_num_threads(16)
-    try:
+    with native_threads(16):
         for n in (70_000, 1_000_003, 65_536 * 16 + 5):
             x = h.rng.standard_normal(n).astype(np.float32)
             ref = h.put(x)
@@ -156,5 +151,3 @@ def test_many_threads_wake_from_sleep_and_spin(h):
                 np.testing.assert_allclose(h.get(out), np.exp(x), rtol=1e-6)
                 h.be.binary("add", ref, float(i), out)
                 np.testing.assert_array_equal(h.get(out), x + np.float32(i))
-    finally:
-        native.set_num_threads(before)
