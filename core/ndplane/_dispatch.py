@@ -579,12 +579,22 @@ def _as_2d(x: Array, backend: Backend, m: int, k: int, keep: list[Array],
     return Ref(cr.buffer, cr.dtype, (m, k), (k, 1), cr.offset, m * k, True)
 
 
+def compact_ref(x: Array, keep: list[Array]) -> Ref:
+    """The Ref of ``compact(x)``, that array appended to ``keep``.
+
+    NOTE: Refs do not own storage: a temporary whose last Array dies is freed at once, and a
+    backend may reuse or refuse (cpu, cuda) its buffer. The caller holds ``keep`` until the
+    kernel has run.
+    """
+    c = compact(x)
+    keep.append(c)
+    return c._ref
+
+
 def _flat(x: Array, keep: list[Array]) -> Ref:
     """``x``'s elements in C order as a C-contiguous (N,) Ref: compacted first where ``x`` is not
     contiguous (the copy kept alive in ``keep``)."""
-    c = x if x._ref.contiguous else compact(x)
-    keep.append(c)
-    cr = c._ref
+    cr = compact_ref(x, keep)
     return Ref(cr.buffer, cr.dtype, (cr.size,), (1,), cr.offset, cr.size, True)
 
 

@@ -77,7 +77,8 @@ def _take_axis(x: Array, indices: Array, ax: int) -> Array:
     out = _dispatch.empty(shape, x.dtype, x.device, "take")
     if out.size:
         a, b = _layout.prod(x.shape[:ax]), _layout.prod(x.shape[ax + 1 :])
-        xr, ir = x._ref, _dispatch.compact(indices)._ref
+        keep: list[Array] = []
+        xr, ir = x._ref, _dispatch.compact_ref(indices, keep)
         x3 = Ref(xr.buffer, xr.dtype, (a, x.shape[ax], b), (x.shape[ax] * b, b, 1), xr.offset, xr.size, True)
         o3 = Ref(out._ref.buffer, x.dtype, (a, indices.shape[0], b), (indices.shape[0] * b, b, 1), 0, out.size, True)
         x.device.backend.fused("take_axis", (x3, ir), o3, {})

@@ -43,7 +43,8 @@ def _fused_rows(op: str, x: Array, out_cols: bool, inputs: tuple[Array | None, .
         xr = Ref(xc._ref.buffer, x.dtype, (m, k), (k, 1), xc._ref.offset, m * k, True)
         orr = Ref(out._ref.buffer, x.dtype, (m, k) if out_cols else (m,), (k, 1) if out_cols else (1,), 0,
                   out.size, True)  # fmt: skip
-        extra = tuple(_dispatch.compact(a)._ref if a is not None else None for a in inputs)
+        keep: list[Array] = []
+        extra = tuple(_dispatch.compact_ref(a, keep) if a is not None else None for a in inputs)
         backend.fused(op, (xr, *extra), orr, params or {})
     return out
 

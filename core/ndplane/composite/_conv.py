@@ -106,7 +106,8 @@ def _fused(arrays: tuple[Array | None, ...], shape: tuple[int, ...], params: dic
     x = next(a for a in arrays if a is not None)
     out = _dispatch.empty(shape, x.dtype, x.device, "conv2d")
     if out.size:
-        refs = tuple(_dispatch.compact(a)._ref if a is not None else None for a in arrays)
+        keep: list[Array] = []
+        refs = tuple(_dispatch.compact_ref(a, keep) if a is not None else None for a in arrays)
         x.device.backend.fused("conv2d", refs, out._ref, params)
     return out
 

@@ -47,7 +47,8 @@ def _fused(op: str, inputs: tuple[Array, ...], shape: tuple[int, ...], params: d
     x = inputs[0]
     out = _dispatch.empty(shape, x.dtype, x.device, op)
     if out.size:
-        refs = tuple(_dispatch.compact(a)._ref for a in inputs)
+        keep: list[Array] = []
+        refs = tuple(_dispatch.compact_ref(a, keep) for a in inputs)
         x.device.backend.fused(op, refs, out._ref, params)
     return out
 

@@ -14,7 +14,7 @@ struct BufferObject {
     char* ptr;
     int64_t nbytes;    // what was asked for
     int64_t capacity;  // the size class actually held
-    bool freed;        // Backend.free() was called (stats only; memory lives until dealloc)
+    bool freed;        // Backend.free() was called: kernels refuse it; memory lives until dealloc
     bool adopted;      // ptr is `held`'s memory (adopt_buffer), released at dealloc
     Py_buffer held;
 };

@@ -128,6 +128,10 @@ void parse(PyObject* ref, View& v, const char* what) {
     if (Py_TYPE(f[F_BUFFER]) != BufferType)
         throw type_error(std::string(what) + ": the Ref's buffer does not belong to the cpu backend.");
     auto* buf = reinterpret_cast<BufferObject*>(f[F_BUFFER]);
+    // NOTE: its memory stays valid while the Ref holds the object, but a freed buffer reaching a
+    // kernel is a core defect (a temporary let die too early) that the cuda backend, which
+    // reuses the memory at once, would refuse: refuse it here too, so the cpu suite shows it.
+    if (buf->freed) throw std::invalid_argument(std::string(what) + ": the Ref's buffer was freed.");
     v.dtype = dtype_code(f[F_DTYPE]);
     PyObject* shape = f[F_SHAPE];
     PyObject* strides = f[F_STRIDES];

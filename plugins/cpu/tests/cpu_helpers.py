@@ -135,3 +135,13 @@ def assert_close(got: np.ndarray, want: np.ndarray, what: str = "", ulps: float 
     eps = {2: 1e-3, 4: 1.2e-7, 8: 2.3e-16}[want.real.dtype.itemsize]
     np.testing.assert_allclose(got, want, rtol=eps * ulps, atol=eps * ulps * scale, equal_nan=True,
                                err_msg=what)  # fmt: skip
+
+
+_HELD: list[ndplane.Array] = []
+
+
+def held(a: ndplane.Array) -> Ref:
+    """``a``'s Ref, with ``a`` kept alive to the end of the session: a Ref does not own its
+    buffer, and the kernels refuse one whose last array died ("the Ref's buffer was freed")."""
+    _HELD.append(a)
+    return a._ref

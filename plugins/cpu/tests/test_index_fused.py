@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cpu_helpers import DTYPES
+from cpu_helpers import DTYPES, held
 
 import ndplane as nd
 
@@ -210,7 +210,7 @@ def test_the_kernels_check_their_operands():
         be.fused("take_axis", (x._ref, i._ref), x._ref, {})
     o64 = nd.asarray(np.zeros((2, 2, 4)), device="cpu")
     with pytest.raises(TypeError):
-        be.fused("take_axis", (x._ref, nd.asarray([0, 1], device="cpu")._ref), o64._ref, {})
+        be.fused("take_axis", (x._ref, held(nd.asarray([0, 1], device="cpu"))), o64._ref, {})
     with pytest.raises(TypeError):
         be.fused("put_axis", (i._ref,), x._ref, {})
 
@@ -283,9 +283,9 @@ def test_count_nonzero_kernel_checks():
     be = nd.asarray([1], device="cpu").device.backend
     x = nd.asarray(np.ones((2, 3), np.float32), device="cpu")
     with pytest.raises(TypeError, match="integer"):
-        be.fused("count_nonzero", (x._ref,), nd.asarray(np.zeros(2, np.float32), device="cpu")._ref, {})
+        be.fused("count_nonzero", (x._ref,), held(nd.asarray(np.zeros(2, np.float32), device="cpu")), {})
     with pytest.raises(ValueError, match="expected"):
-        be.fused("count_nonzero", (x._ref,), nd.asarray(np.zeros(3, np.int64), device="cpu")._ref, {})
+        be.fused("count_nonzero", (x._ref,), held(nd.asarray(np.zeros(3, np.int64), device="cpu")), {})
     out = nd.asarray(np.zeros(2, np.int32), device="cpu")
     be.fused("count_nonzero", (x._ref,), out._ref, {})
     assert np.asarray(out).tolist() == [3, 3]
@@ -346,14 +346,14 @@ def test_minmax_kernel_checks():
     x = nd.asarray(np.ones((2, 3), np.float32), device="cpu")
     i = nd.asarray(np.ones((2, 3), np.int32), device="cpu")
     with pytest.raises(TypeError, match="integer"):
-        be.fused("minmax", (x._ref,), nd.empty((2, 2), dtype=nd.float32, device="cpu")._ref, {})
+        be.fused("minmax", (x._ref,), held(nd.empty((2, 2), dtype=nd.float32, device="cpu")), {})
     with pytest.raises(ValueError, match="expected"):
-        be.fused("minmax", (i._ref,), nd.empty((2, 3), dtype=nd.int32, device="cpu")._ref, {})
+        be.fused("minmax", (i._ref,), held(nd.empty((2, 3), dtype=nd.int32, device="cpu")), {})
     with pytest.raises(ValueError, match="empty"):
-        be.fused("minmax", (nd.empty((2, 0), dtype=nd.int32, device="cpu")._ref,),
-                 nd.empty((2, 2), dtype=nd.int32, device="cpu")._ref, {})  # fmt: skip
+        be.fused("minmax", (held(nd.empty((2, 0), dtype=nd.int32, device="cpu")),),
+                 held(nd.empty((2, 2), dtype=nd.int32, device="cpu")), {})  # fmt: skip
     with pytest.raises(TypeError, match="dtype"):
-        be.fused("minmax", (i._ref,), nd.empty((2, 2), dtype=nd.int64, device="cpu")._ref, {})
+        be.fused("minmax", (i._ref,), held(nd.empty((2, 2), dtype=nd.int64, device="cpu")), {})
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
@@ -382,13 +382,13 @@ def test_nonzero_kernel_checks():
     be = nd.asarray([1], device="cpu").device.backend
     x = nd.asarray(np.array([[0, 1, 2, 0, 3]], np.float32), device="cpu")
     with pytest.raises(ValueError, match="room for 2 positions but x has 3"):
-        be.fused("nonzero", (x._ref,), nd.empty((2,), dtype=nd.int64, device="cpu")._ref, {})
+        be.fused("nonzero", (x._ref,), held(nd.empty((2,), dtype=nd.int64, device="cpu")), {})
     with pytest.raises(ValueError, match="room for 4 positions but x has 3"):
-        be.fused("nonzero", (x._ref,), nd.empty((4,), dtype=nd.int64, device="cpu")._ref, {})
+        be.fused("nonzero", (x._ref,), held(nd.empty((4,), dtype=nd.int64, device="cpu")), {})
     with pytest.raises(TypeError, match="dtype"):
-        be.fused("nonzero", (x._ref,), nd.empty((3,), dtype=nd.int32, device="cpu")._ref, {})
+        be.fused("nonzero", (x._ref,), held(nd.empty((3,), dtype=nd.int32, device="cpu")), {})
     with pytest.raises(ValueError, match="expected"):
-        be.fused("nonzero", (nd.reshape(x, (5, 1))._ref,), nd.empty((3,), dtype=nd.int64, device="cpu")._ref, {})
+        be.fused("nonzero", (held(nd.reshape(x, (5, 1))),), held(nd.empty((3,), dtype=nd.int64, device="cpu")), {})
 
 
 def test_searchsorted_kernel_checks():
@@ -403,14 +403,14 @@ def test_searchsorted_kernel_checks():
     with pytest.raises(TypeError, match="a tuple"):
         be.fused("searchsorted", (a._ref,), out._ref, {"right": False})
     with pytest.raises(TypeError, match="dtype"):  # v not of a's dtype
-        be.fused("searchsorted", (a._ref, nd.astype(v, nd.float32)._ref), out._ref, {"right": False})
+        be.fused("searchsorted", (a._ref, held(nd.astype(v, nd.float32))), out._ref, {"right": False})
     with pytest.raises(TypeError, match="dtype"):  # out not int64
-        be.fused("searchsorted", (a._ref, v._ref), nd.empty((2,), dtype=nd.int32, device="cpu")._ref, {"right": False})
+        be.fused("searchsorted", (a._ref, v._ref), held(nd.empty((2,), dtype=nd.int32, device="cpu")), {"right": False})
     with pytest.raises(ValueError, match="expected"):  # out of the wrong length
-        be.fused("searchsorted", (a._ref, v._ref), nd.empty((3,), dtype=nd.int64, device="cpu")._ref, {"right": False})
+        be.fused("searchsorted", (a._ref, v._ref), held(nd.empty((3,), dtype=nd.int64, device="cpu")), {"right": False})
     c = nd.asarray(np.array([[1j]]), device="cpu")
     with pytest.raises(TypeError, match="real"):
-        be.fused("searchsorted", (c._ref, c._ref), nd.empty((1,), dtype=nd.int64, device="cpu")._ref, {"right": False})
+        be.fused("searchsorted", (c._ref, c._ref), held(nd.empty((1,), dtype=nd.int64, device="cpu")), {"right": False})
 
 
 def test_arange_kernel_checks():
@@ -428,9 +428,9 @@ def test_arange_kernel_checks():
     with pytest.raises(TypeError, match="inputs"):
         be.fused("arange", (f._ref,), f._ref, {"start": 0.0, "step": 1.0})
     with pytest.raises(TypeError, match="integer or real floating"):
-        be.fused("arange", (), nd.empty((2,), dtype=nd.bool, device="cpu")._ref, {"start": 0.0, "step": 1.0})
+        be.fused("arange", (), held(nd.empty((2,), dtype=nd.bool, device="cpu")), {"start": 0.0, "step": 1.0})
     with pytest.raises(ValueError, match="1-D"):
-        be.fused("arange", (), nd.empty((2, 2), dtype=nd.float32, device="cpu")._ref, {"start": 0.0, "step": 1.0})
+        be.fused("arange", (), held(nd.empty((2, 2), dtype=nd.float32, device="cpu")), {"start": 0.0, "step": 1.0})
     with pytest.raises(OverflowError):
         be.fused("arange", (), out._ref, {"start": 2**70, "step": 1})
 
@@ -453,6 +453,6 @@ def test_clip_kernel_checks():
         i = nd.asarray([1, 2], device="cpu")
         be.fused("clip", (i._ref,), i._ref, {"min": 0.0, "max": 1.0})
     with pytest.raises(TypeError, match="out"):
-        be.fused("clip", (x._ref,), nd.empty((5,), dtype=nd.float64, device="cpu")._ref, {"min": 0.0, "max": 1.0})
+        be.fused("clip", (x._ref,), held(nd.empty((5,), dtype=nd.float64, device="cpu")), {"min": 0.0, "max": 1.0})
     with pytest.raises(ValueError, match="shape"):
-        be.fused("clip", (x._ref,), nd.empty((4,), dtype=nd.float32, device="cpu")._ref, {"min": 0.0, "max": 1.0})
+        be.fused("clip", (x._ref,), held(nd.empty((4,), dtype=nd.float32, device="cpu")), {"min": 0.0, "max": 1.0})

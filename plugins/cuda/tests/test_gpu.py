@@ -8,7 +8,9 @@ chunk carries, cuBLAS operand flags, Philox and the allocator's out-of-memory pa
 
 from __future__ import annotations
 
+import gc
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -79,7 +81,7 @@ def test_column_reductions_split_into_segments(m: int, k: int, dtype: str) -> No
         np.testing.assert_array_equal(nd.all(x, axis=0).to_numpy(), a.all(axis=0))
         return
     want = a.astype(np.float64 if dtype != "complex64" else np.complex128).sum(axis=0)
-    tol = {"float16": 2e-2, "float32": 1e-4}.get(dtype, 1e-9)
+    tol = {"float16": 2e-2, "float32": 1e-4, "complex64": 1e-4}.get(dtype, 1e-9)  # complex64 sums in complex64
     np.testing.assert_allclose(nd.sum(x, axis=0).to_numpy(), want, rtol=tol, atol=tol * np.sqrt(k))
     if dtype != "complex64":
         np.testing.assert_array_equal(nd.argmax(x, axis=0).to_numpy(), a.argmax(axis=0))
@@ -145,12 +147,23 @@ def test_out_of_memory_is_a_clear_error() -> None:
 
 
 def test_memory_returns_to_the_cache() -> None:
+    # NOTE: run alone after the file's other tests (compute-sanitizer's run, twice on an H200),
+    # x's buffer was still counted after `del x`; under xdist it was not. Garbage cycles of
+    # earlier tests are collected first and the collector held off in the window, and if
+    # something still holds x, the referrers are named.
     backend = nd.Device("cuda").backend
-    before = backend.memory_stats()
-    x = nd.ones((1000, 1000), device="cuda")
-    assert backend.memory_stats()["buffers"] == before["buffers"] + 1
-    del x
-    after = backend.memory_stats()
+    gc.collect()
+    gc.disable()
+    try:
+        before = backend.memory_stats()
+        x = nd.ones((1000, 1000), device="cuda")
+        assert backend.memory_stats()["buffers"] == before["buffers"] + 1
+        probe = object()  # held by this frame alone, as x should be
+        assert sys.getrefcount(x) == sys.getrefcount(probe), f"x is held by {[type(r) for r in gc.get_referrers(x)]}"
+        del x
+        after = backend.memory_stats()
+    finally:
+        gc.enable()
     assert after["buffers"] == before["buffers"]
     if os.environ.get("NDPLANE_CUDA_NO_CACHE", "") not in ("", "0"):  # compute-sanitizer's runs
         assert after["cached_bytes"] == 0
@@ -280,7 +293,11 @@ def test_fused_adam_matches_the_numpy_device(dtype: str, decoupled: bool) -> Non
     GPU and the generic rule on the numpy device."""
     assert "fused:adam" in nd.Device("cuda").backend.capabilities
     w0 = RNG.standard_normal((300, 70)).astype(dtype)
-    g0 = RNG.standard_normal((300, 70)).astype(dtype)
+    # NOTE: |g + 0.1 w| stays above 0.5: near 0, (1 - b2) * g**2 is subnormal in float16 state
+    # (3 significant bits), and a last-bit difference before rounding it moves the step by a
+    # third (one weight in 21000 on an H200, and in a NumPy model of the kernel alike).
+    n = RNG.standard_normal((300, 70))
+    g0 = (np.sign(n) * (1 + np.abs(n))).astype(dtype)
     got = []
     for dev in ("numpy", "cuda"):
         w = nd.asarray(w0, device=dev)
