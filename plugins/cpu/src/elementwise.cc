@@ -36,6 +36,51 @@ template <class T> [[gnu::always_inline]] inline T at(const T* p, int64_t i) {
     else return p[i];
 }
 
+// float16 <-> float32 in vectors. GCC 12 converts a _Float16 one element at a time (a scalar
+// vcvtph2ps, or a libgcc call without F16C): 300 us for 10^6 on two threads where F16C's
+// 8-wide form is memory-bound, like PyTorch's 50 us.
+[[gnu::always_inline]] inline void halves_to_floats(const f16* x, float* o, int64_t n) {
+    int64_t i = 0;
+#ifdef __F16C__
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(o + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+#endif
+    for (; i < n; ++i) o[i] = static_cast<float>(x[i]);
+}
+[[gnu::always_inline]] inline void floats_to_halves(const float* x, f16* o, int64_t n) {
+    int64_t i = 0;
+#ifdef __F16C__
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#endif
+    for (; i < n; ++i) o[i] = static_cast<f16>(x[i]);
+}
+
+// float16 operands of the elementwise ops go through float32 blocks: F16C widens 8 at a time,
+// the float32 loop runs vectorised (libmvec for the transcendental functions), and the result
+// rounds once to float16 -- what ops::apply1/apply2 compute for float16 element by element,
+// where GCC 12 converted every _Float16 on its own (add of 10^6: 922 us, PyTorch's 157).
+constexpr int64_t HALF_BLOCK = 256;
+[[gnu::always_inline]] inline void halves_in(const char* p, int64_t s, int64_t m, float* buf) {
+    if (s == int64_t(sizeof(f16))) {
+        halves_to_floats(reinterpret_cast<const f16*>(p), buf, m);
+    } else if (s == 0) {
+        const float v = static_cast<float>(ld<f16>(p));
+        for (int64_t i = 0; i < m; ++i) buf[i] = v;
+    } else {
+        for (int64_t i = 0; i < m; ++i) buf[i] = static_cast<float>(ld<f16>(p + i * s));
+    }
+}
+template <class R> [[gnu::always_inline]] inline void results_out(const R* buf, char* o, int64_t so, int64_t m) {
+    if constexpr (std::is_same_v<R, float>) {
+        if (so == int64_t(sizeof(f16))) floats_to_halves(buf, reinterpret_cast<f16*>(o), m);
+        else for (int64_t i = 0; i < m; ++i) st<f16>(o + i * so, static_cast<f16>(buf[i]));
+    } else {
+        for (int64_t i = 0; i < m; ++i) st<R>(o + i * so, buf[i]);
+    }
+}
+
 // UNARY_BLOCK elements of o = op(x): a fixed trip count, a multiple of every vector width, so
 // the vectorised loop has no scalar remainder.
 constexpr int64_t UNARY_BLOCK = 256;
@@ -55,7 +100,18 @@ template <class Op, class T, class R>
 template <class Op, class T>
 [[gnu::always_inline]] inline void unary_run(const char* x, int64_t sx, char* o, int64_t so, int64_t n) {
     using R = decltype(ops::apply1<Op, T>(T{}));
-    if constexpr (is_float_v<T> && std::is_arithmetic_v<R>) {
+    if constexpr (is_f16_v<T>) {
+        using RF = decltype(ops::apply1<Op, float>(0.0f));  // float, or bool for the predicates
+        alignas(64) float xb[UNARY_BLOCK];
+        alignas(64) RF ob[UNARY_BLOCK];
+        for (int64_t i0 = 0; i0 < n; i0 += UNARY_BLOCK) {
+            const int64_t m = std::min(UNARY_BLOCK, n - i0);
+            halves_in(x + i0 * sx, sx, m, xb);
+            for (int64_t i = m; i < UNARY_BLOCK; ++i) xb[i] = 0.0f;
+            unary_block<Op>(xb, ob);
+            results_out(ob, o + i0 * so, so, m);
+        }
+    } else if constexpr (is_float_v<T> && std::is_arithmetic_v<R>) {
         alignas(64) T xb[UNARY_BLOCK];
         alignas(64) R ob[UNARY_BLOCK];
         const bool cx = sx == sizeof(T), co = so == sizeof(R);
@@ -120,6 +176,19 @@ template <class Op, class T>
 template <class Op, class T>
 [[gnu::always_inline]] inline void binary_run(const char* a, int64_t sa, const char* b, int64_t sb,
                                               char* o, int64_t so, int64_t n) {
+    if constexpr (is_f16_v<T> && !requires { Op::half_native; }) {
+        using RF = decltype(ops::apply2<Op, float>(0.0f, 0.0f));
+        alignas(64) float ab[HALF_BLOCK], bb[HALF_BLOCK];
+        alignas(64) RF rb[HALF_BLOCK];
+        for (int64_t i0 = 0; i0 < n; i0 += HALF_BLOCK) {
+            const int64_t m = std::min(HALF_BLOCK, n - i0);
+            halves_in(a + i0 * sa, sa, m, ab);
+            halves_in(b + i0 * sb, sb, m, bb);
+            for (int64_t i = 0; i < m; ++i) rb[i] = ops::apply2<Op, float>(ab[i], bb[i]);
+            results_out(rb, o + i0 * so, so, m);
+        }
+        return;
+    }
 #if defined(__FMA__)
     if constexpr ((std::is_same_v<Op, ops::remainder> || std::is_same_v<Op, ops::floor_divide>) &&
                   (std::is_same_v<T, float> || std::is_same_v<T, double>))
@@ -216,27 +285,6 @@ template <class Op, class T>
 NDP_WIDE_ATTR void binary_rows_loop_wide(const char* a, int64_t sa0, int64_t sa, const char* b, int64_t sb0,
                                          int64_t sb, char* o, int64_t so0, int64_t so, int64_t rows, int64_t n) {
     binary_rows_run<Op, T>(a, sa0, sa, b, sb0, sb, o, so0, so, rows, n);
-}
-
-// float16 <-> float32 in vectors. GCC 12 converts a _Float16 one element at a time (a scalar
-// vcvtph2ps, or a libgcc call without F16C): 300 us for 10^6 on two threads where F16C's
-// 8-wide form is memory-bound, like PyTorch's 50 us.
-[[gnu::always_inline]] inline void halves_to_floats(const f16* x, float* o, int64_t n) {
-    int64_t i = 0;
-#ifdef __F16C__
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(o + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
-#endif
-    for (; i < n; ++i) o[i] = static_cast<float>(x[i]);
-}
-[[gnu::always_inline]] inline void floats_to_halves(const float* x, f16* o, int64_t n) {
-    int64_t i = 0;
-#ifdef __F16C__
-    for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(o + i),
-                         _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-#endif
-    for (; i < n; ++i) o[i] = static_cast<f16>(x[i]);
 }
 
 // float64 -> float32 rounded to odd (an inexact result truncated toward zero with its last bit
