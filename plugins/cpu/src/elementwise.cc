@@ -36,6 +36,9 @@ template <class T> [[gnu::always_inline]] inline T at(const T* p, int64_t i) {
     else return p[i];
 }
 
+// The elements of a block on the stack: the unary loops, float16's staging, the staged casts.
+constexpr int64_t UNARY_BLOCK = 256;
+
 // float16 <-> float32 in vectors. GCC 12 converts a _Float16 one element at a time (a scalar
 // vcvtph2ps, or a libgcc call without F16C): 300 us for 10^6 on two threads where F16C's
 // 8-wide form is memory-bound, like PyTorch's 50 us.
@@ -61,7 +64,6 @@ template <class T> [[gnu::always_inline]] inline T at(const T* p, int64_t i) {
 // the float32 loop runs vectorised (libmvec for the transcendental functions), and the result
 // rounds once to float16 -- what ops::apply1/apply2 compute for float16 element by element,
 // where GCC 12 converted every _Float16 on its own (add of 10^6: 922 us, PyTorch's 157).
-constexpr int64_t HALF_BLOCK = 256;
 [[gnu::always_inline]] inline void halves_in(const char* p, int64_t s, int64_t m, float* buf) {
     if (s == int64_t(sizeof(f16))) {
         halves_to_floats(reinterpret_cast<const f16*>(p), buf, m);
@@ -83,7 +85,6 @@ template <class R> [[gnu::always_inline]] inline void results_out(const R* buf, 
 
 // UNARY_BLOCK elements of o = op(x): a fixed trip count, a multiple of every vector width, so
 // the vectorised loop has no scalar remainder.
-constexpr int64_t UNARY_BLOCK = 256;
 template <class Op, class T, class R>
 [[gnu::always_inline]] inline void unary_block(const T* x, R* o) {
     for (int64_t i = 0; i < UNARY_BLOCK; ++i) o[i] = ops::apply1<Op, T>(x[i]);
@@ -178,10 +179,10 @@ template <class Op, class T>
                                               char* o, int64_t so, int64_t n) {
     if constexpr (is_f16_v<T> && !requires { Op::half_native; }) {
         using RF = decltype(ops::apply2<Op, float>(0.0f, 0.0f));
-        alignas(64) float ab[HALF_BLOCK], bb[HALF_BLOCK];
-        alignas(64) RF rb[HALF_BLOCK];
-        for (int64_t i0 = 0; i0 < n; i0 += HALF_BLOCK) {
-            const int64_t m = std::min(HALF_BLOCK, n - i0);
+        alignas(64) float ab[UNARY_BLOCK], bb[UNARY_BLOCK];
+        alignas(64) RF rb[UNARY_BLOCK];
+        for (int64_t i0 = 0; i0 < n; i0 += UNARY_BLOCK) {
+            const int64_t m = std::min(UNARY_BLOCK, n - i0);
             halves_in(a + i0 * sa, sa, m, ab);
             halves_in(b + i0 * sb, sb, m, bb);
             for (int64_t i = 0; i < m; ++i) rb[i] = ops::apply2<Op, float>(ab[i], bb[i]);
@@ -307,13 +308,12 @@ inline float round_to_odd(double d) {
 // (no widening of bytes to 8-byte lanes is vectorised: 1.9 ms for 10^6 bools to float64).
 template <class From, class To>
 inline constexpr bool staged_cast_v = !std::is_same_v<From, To> && (is_f16_v<From> || is_f16_v<To> ||
-    (is_bool_v<From> && (std::is_same_v<To, double> || is_complex_v<To>)));  // fmt: skip
+    (is_bool_v<From> && (std::is_same_v<To, double> || is_complex_v<To>)));
 
 template <class From, class To> void cast_staged(const From* X, To* O, int64_t n) {
-    constexpr int64_t B = 256;
-    alignas(64) float buf[B];
-    for (int64_t i0 = 0; i0 < n; i0 += B) {
-        const int64_t m = std::min(B, n - i0);
+    alignas(64) float buf[UNARY_BLOCK];
+    for (int64_t i0 = 0; i0 < n; i0 += UNARY_BLOCK) {
+        const int64_t m = std::min(UNARY_BLOCK, n - i0);
         const From* x = X + i0;
         To* o = O + i0;
         if constexpr (is_f16_v<From>) {
