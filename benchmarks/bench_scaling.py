@@ -33,7 +33,9 @@ per call (best round) against threads, log-log, where perfect scaling halves the
 doubling: ndplane solid, PyTorch dashed, a pair of lines per size, NumPy as dots. A full run
 takes minutes per thread count; split it over commands (``--sizes``, ``--threads``) each with
 ``--json``, then ``--load`` the files, merged, to print the table and draw the plot (also where
-matplotlib is missing on the machine that timed it).
+matplotlib is missing on the machine that timed it). ``--quick`` takes about 90 s per thread
+count whatever the count (the rounds are sized by time): on a 16-core GPU machine, 2026-11-28,
+one process per count cut at 90 s timed nothing.
 """
 
 from __future__ import annotations
