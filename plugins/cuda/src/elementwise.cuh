@@ -114,16 +114,12 @@ template <class T, class U, class... Rest> constexpr int max_size() {
     return sizeof(T) > max_size<U, Rest...>() ? sizeof(T) : max_size<U, Rest...>();
 }
 
-inline unsigned grid_for(int64_t work) {
+// A grid of one thread per item of `work`, at most `cap` blocks: the grid-stride kernels' limit
+// (SMs x 8 blocks), or the launch limit of 2^31 - 1 for a grid that covers the work.
+inline constexpr int64_t MAX_GRID = 0x7fffffff;
+inline unsigned grid_for(int64_t work, int64_t cap = g_grid_limit) {
     int64_t blocks = (work + BLOCK - 1) / BLOCK;
-    if (blocks > g_grid_limit) blocks = g_grid_limit;
-    return static_cast<unsigned>(blocks < 1 ? 1 : blocks);
-}
-
-// A grid with one thread per item of `work`, up to the launch limit of 2^31 - 1 blocks.
-inline unsigned grid_cover(int64_t work) {
-    int64_t blocks = (work + BLOCK - 1) / BLOCK;
-    if (blocks > 0x7fffffff) blocks = 0x7fffffff;
+    if (blocks > cap) blocks = cap;
     return static_cast<unsigned>(blocks < 1 ? 1 : blocks);
 }
 
@@ -158,7 +154,7 @@ void launch_impl(const Plan& p, char* out, const In* in, Stream s, std::index_se
                 row_operand_ok<R>(out, p, 0);
     ((rows = rows && row_operand_ok<Ts>(in[K].ptr, p, int(K) + 1)), ...);
     if (V > 1 && aligned && p.n >= 4 * V) {
-        ew_vec_kernel<V, R, Fn, Ts...><<<grid_cover(p.n / V), BLOCK, 0, stream>>>(
+        ew_vec_kernel<V, R, Fn, Ts...><<<grid_for(p.n / V, MAX_GRID), BLOCK, 0, stream>>>(
             p.n, Fn{}, reinterpret_cast<R*>(out), make_arg<Ts>(in[K])...);
     } else if (rows && p.n >= 4 * V) {
         ew_rows_kernel<V, R, Fn, Ts...><<<grid_for(p.n / V), BLOCK, 0, stream>>>(
