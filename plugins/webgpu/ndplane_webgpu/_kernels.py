@@ -6,7 +6,7 @@ Each function records work on the Runtime without waiting; the Runtime submits i
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -470,15 +470,49 @@ def scan(rt: Any, op: str, x: Ref, out: Ref) -> None:
 # ---------------------------------------------------------------------------
 
 
-# NOTE: a switch for benchmarks only (False: float32 takes the generic kernel too).
-FAST_F32 = True
+# NOTE: a switch for benchmarks only (False: the floating dtypes take the generic kernel too).
+TILED = True
+
+
+class _Words(NamedTuple):
+    """How the tiled matmul moves 4 consecutive elements of one floating dtype as one word."""
+
+    ct: str  # compute type
+    word: str  # the binding's element type
+    nbytes: int  # its size: a binding ends at the last whole word of the buffer
+    load: str  # body of ld4_X(e, s) reading elements e..e+3 (e a multiple of 4) from {X}
+    store: str  # statements storing v (vec4 of ct) to elements e..e+3 of OUT
+
+
+def _f16_pair(w: str) -> str:
+    return f"f16_to_f32({w} & 0xffffu), f16_to_f32({w} >> 16u)"
+
+
+def _f64_of(w: str) -> str:
+    return f"bitcast<f64>(u64_join({w}))"
+
+
+_WORDS = {
+    "float16": _Words("f32", "vec2<u32>", 8,
+                      "let w = {X}[u32(e) >> 2u]; return vec4<f32>(" + _f16_pair("w.x") + ", " + _f16_pair("w.y") + ");",
+                      "  OUT[u32(e) >> 2u] = vec2<u32>(f32_to_f16(v.x) | (f32_to_f16(v.y) << 16u), "
+                      "f32_to_f16(v.z) | (f32_to_f16(v.w) << 16u));"),
+    "float32": _Words("f32", "vec4<f32>", 16, "return {X}[u32(e) >> 2u];", "  OUT[u32(e) >> 2u] = v;"),
+    "float64": _Words("f64", "vec4<u32>", 16,
+                      "let p = {X}[u32(e) >> 1u]; let q = {X}[(u32(e) >> 1u) + 1u]; return vec4<f64>("
+                      + ", ".join(_f64_of(w) for w in ("p.xy", "p.zw", "q.xy", "q.zw")) + ");",
+                      "  let p = u64_split(bitcast<u64>(v.x));\n  let q = u64_split(bitcast<u64>(v.y));\n"
+                      "  let r = u64_split(bitcast<u64>(v.z));\n  let t = u64_split(bitcast<u64>(v.w));\n"
+                      "  OUT[u32(e) >> 1u] = vec4<u32>(p, q);\n  OUT[(u32(e) >> 1u) + 1u] = vec4<u32>(r, t);"),
+}  # fmt: skip
 
 
 def matmul(rt: Any, a: Ref, b: Ref, out: Ref) -> None:
-    if FAST_F32 and a.dtype.name == b.dtype.name == out.dtype.name == "float32":
-        _matmul_f32(rt, _mm_tile(rt.adapter.limits, a.shape[1], b.shape[2]), a, b, out)
-        return
     d, od = a.dtype.name, out.dtype.name
+    if TILED and d in _WORDS and b.dtype.name == od == d:
+        tile = _mm_tile(rt.adapter.limits, a.shape[1], b.shape[2], 8 if d == "float64" else 4)
+        _matmul_tiled(rt, d, tile, a, b, out)
+        return
     ct = G.DTYPES[d].ct
     acc = "u32" if ct == "bool" else ct
     parts = dict(ACC=acc, ZERO=_ZERO[acc], RESULT=G.conv(acc, G.DTYPES[od].ct, "v"),
@@ -505,64 +539,68 @@ def _mm_dispatch(rt: Any, key: Any, src: Any, tile: tuple[int, int], a: Ref, b: 
         rt.run(key, src, params, binds, (gx, gy, min(B - b0, rt.max_groups)))
 
 
-def _mm_tile(limits: Any, M: int, N: int) -> tuple[int, int, int]:
-    """(BM, BN, BK) of the float32 kernel, which takes BM * BN / 64 threads and 8 * BK * (BM + BN)
-    bytes of workgroup memory: 128x128 fits WebGPU's guaranteed 256 threads, 64x64 compat mode's 128.
-    A thin output (M or N <= 64) takes 64x64 tiles, which waste less work on it."""
+def _mm_tile(limits: Any, M: int, N: int, size: int) -> tuple[int, int, int]:
+    """(BM, BN, BK) of the tiled kernel, which takes BM * BN / 64 threads and size * BK * (BM + BN)
+    bytes of workgroup memory (size: the compute type's bytes): 128x128 fits WebGPU's guaranteed
+    256 threads and 16 KiB in f64, 64x64 compat mode's 128 threads. A thin output (M or N <= 64)
+    takes 64x64 tiles, which waste less work on it."""
     threads = limits["max-compute-invocations-per-workgroup"]
     storage = limits["max-compute-workgroup-storage-size"]
-    big = threads >= 256 and storage >= 8192 and min(M, N) > 64
+    big = threads >= 256 and storage >= size * 8 * 256 and min(M, N) > 64
     return (128, 128, 8) if big else (64, 64, 8)
 
 
-def _mm_layout(x: Ref, sb: int, so: int, sk: int) -> tuple[bool, bool]:
-    """(along_k, vec4) of an operand: read 4 elements along its unit-stride axis (else along the
-    shorter stride), as one vec4 when that stride is 1 and the others keep it 16-byte aligned."""
+def _mm_layout(x: Ref, sb: int, so: int, sk: int, unit: int) -> tuple[bool, bool]:
+    """(along_k, word) of an operand: read 4 elements along its unit-stride axis (else along the
+    shorter stride), as one word when that stride is 1 and the others keep the 4 elements aligned
+    (the word being ``unit`` bytes)."""
     along_k = sk == 1 or (so != 1 and abs(sk) <= abs(so))
-    unit, other = (sk, so) if along_k else (so, sk)
-    return along_k, unit == 1 and x.offset % 4 == sb % 4 == other % 4 == 0 and _whole_vec4s(x)
+    one, other = (sk, so) if along_k else (so, sk)
+    return along_k, one == 1 and x.offset % 4 == sb % 4 == other % 4 == 0 and x.buffer.cap % unit == 0
 
 
-def _whole_vec4s(x: Ref) -> bool:
-    # NOTE: an array<vec4<f32>> binding ends at the last whole vec4 of the buffer.
-    return x.buffer.cap % 16 == 0
-
-
-def _matmul_f32(rt: Any, tile: tuple[int, int, int], a: Ref, b: Ref, out: Ref) -> None:
+def _matmul_tiled(rt: Any, d: str, tile: tuple[int, int, int], a: Ref, b: Ref, out: Ref) -> None:
     # NOTE: the stride of a length-1 axis is never used: zeroed, it keeps M = 1 or K = 1 aligned.
     sa, sb, so = ([0 if n == 1 else s for n, s in zip(r.shape, r.strides)] for r in (a, b, out))
-    a_k, a_vec = _mm_layout(a, sa[0], sa[1], sa[2])
-    b_k, b_vec = _mm_layout(b, sb[0], sb[2], sb[1])
+    unit = _WORDS[d].nbytes
+    a_k, a_vec = _mm_layout(a, sa[0], sa[1], sa[2], unit)
+    b_k, b_vec = _mm_layout(b, sb[0], sb[2], sb[1], unit)
     o_vec = (so[2] == 1 and out.shape[2] % 4 == 0 and out.offset % 4 == so[0] % 4 == so[1] % 4 == 0
-             and _whole_vec4s(out))  # fmt: skip
-    key = ("matmul_f32", tile, a_k, a_vec, b_k, b_vec, o_vec)
-    _mm_dispatch(rt, key, lambda: _matmul_f32_source(*key[1:]), tile[:2], a, b, out, (sa, sb, so))
+             and out.buffer.cap % unit == 0)  # fmt: skip
+    key = ("matmul_tiled", d, tile, a_k, a_vec, b_k, b_vec, o_vec)
+    _mm_dispatch(rt, key, lambda: _matmul_tiled_source(*key[1:]), tile[:2], a, b, out, (sa, sb, so))
 
 
-_LD4 = {True: "return {X}[u32(e) >> 2u];",
-        False: "return vec4<f32>({X}[u32(e)], {X}[u32(e + s)], {X}[u32(e + 2 * s)], "
-               "{X}[u32(e + 3 * s)]);"}  # fmt: skip
-_ST4 = {True: "  OUT[u32(e) >> 2u] = v;",
-        False: "\n".join(["  let s = si(14u);", "  OUT[u32(e)] = v.x;"]
-                         + [f"  if (n + {c}u < P[1]) {{ OUT[u32(e + {c} * s)] = v.{'xyzw'[c]}; }}"
-                            for c in (1, 2, 3)])}  # fmt: skip
-
-
-def _matmul_f32_source(tile: tuple[int, int, int], a_k: bool, a_vec: bool, b_k: bool, b_vec: bool,
-                       o_vec: bool) -> str:  # fmt: skip
+def _matmul_tiled_source(d: str, tile: tuple[int, int, int], a_k: bool, a_vec: bool, b_k: bool, b_vec: bool,
+                         o_vec: bool) -> str:  # fmt: skip
     bm, bn, bk = tile
+    w = _WORDS[d]
     slots = [("A", "m0", 16 * bk // bn), ("B", "n0", 16 * bk // bm)]  # a tile's vec4s / BM * BN / 64
     fetch = [(f"r{x}{q}", f"fetch_{x}(t + {q}u * WG, {x.lower()}base, {o0}", f"put_{x}(t + {q}u * WG")
              for x, o0, n in slots for q in range(n)]  # fmt: skip
     acc = [(r, j) for r in range(8) for j in range(2)]
     store = [f"  st4(obase, m0 + {'BM / 2u + ' if r >= 4 else ''}4u * ar + {r % 4}u, "
              f"n0 + {'BN / 2u + ' if j else ''}4u * bc, c{r}{j});" for r, j in acc]  # fmt: skip
-    vec = {True: "vec4<f32>", False: "f32"}
-    return G.template("matmul_f32").substitute(
+
+    def operand(x: str, binding: int, vec: bool) -> tuple[str, str, str]:
+        if vec:
+            return (f"@group(0) @binding({binding}) var<storage, read> {x}: array<{w.word}>;", "",
+                    w.load.format(X=x))  # fmt: skip
+        load = f"return vec4<{w.ct}>(" + ", ".join(f"ld_{x}(e{f' + {c} * s' if c else ''})" for c in range(4)) + ");"
+        return G.decl(x, binding, None, False), G.load_fn(x, d), load
+
+    (da, fa, la), (db, fb, lb) = operand("A", 2, a_vec), operand("B", 3, b_vec)
+    if o_vec:
+        do, fo, st4 = f"@group(0) @binding(1) var<storage, read_write> OUT: array<{w.word}>;", "", w.store
+    else:
+        do, fo = G.decl("OUT", 1, d, True), G.store_fn("OUT", d)
+        st4 = "\n".join(["  let s = si(14u);", "  st_OUT(e, v.x);"]
+                        + [f"  if (n + {c}u < P[1]) {{ st_OUT(e + {c} * s, v.{'xyzw'[c]}); }}" for c in (1, 2, 3)])
+    return G.fill(
+        "matmul_tiled", T=w.ct, DECLS="\n".join([do, da, db]), FUNCS="\n".join(f for f in (fo, fa, fb) if f),
         BM=bm, BN=bn, BK=bk, AS=bk * bm // 4, BS=bk * bn // 4, A_ALONG_K=str(a_k).lower(),
-        B_ALONG_K=str(b_k).lower(), A_T=vec[a_vec], B_T=vec[b_vec], OUT_T=vec[o_vec],
-        LD4_A=_LD4[a_vec].format(X="A"), LD4_B=_LD4[b_vec].format(X="B"), ST4=_ST4[o_vec],
-        ZERO="\n".join(f"  var c{r}{j} = vec4<f32>(0.0);" for r, j in acc),
+        B_ALONG_K=str(b_k).lower(), LD4_A=la, LD4_B=lb, ST4=st4,
+        ZERO="\n".join(f"  var c{r}{j} = vec4<{w.ct}>(0.0);" for r, j in acc),
         FIRST="\n".join(f"  var {r} = {f}, 0u);" for r, f, _ in fetch),
         PUT="\n".join(f"    {p}, {r});" for r, _, p in fetch),
         NEXT="\n".join(f"      {r} = {f}, k0 + BK);" for r, f, _ in fetch),

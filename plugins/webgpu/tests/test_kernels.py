@@ -293,11 +293,13 @@ def test_matmul_broadcast_batch(be, host):
     close(host.get(out), want, 1e-5)
 
 
-# The float32 kernel (kernels/matmul_f32.wgsl): shapes at and around its tiles, both layouts of
-# each operand, vec4 loads where the layout allows them and scalar loads where it does not.
-F32_TILES = [(128, 128, 8), (64, 64, 8)]
-F32_SHAPES = [(1, 1, 1), (1, 257, 1), (3, 1, 129), (127, 129, 128), (128, 128, 128), (129, 3, 127),
-              (257, 127, 3), (1, 128, 257), (64, 257, 65)]  # (M, K, N)  # fmt: skip
+# The tiled kernel (kernels/matmul_tiled.wgsl), float16, float32 and float64: shapes at and
+# around its tiles, both layouts of each operand, word loads where the layout allows them and
+# scalar loads where it does not.
+TILED = ["float16", "float32", "float64"]
+TILES = [(128, 128, 8), (64, 64, 8)]
+TILE_SHAPES = [(1, 1, 1), (1, 257, 1), (3, 1, 129), (127, 129, 128), (128, 128, 128), (129, 3, 127),
+               (257, 127, 3), (1, 128, 257), (64, 257, 65)]  # (M, K, N)  # fmt: skip
 
 
 @pytest.fixture
@@ -314,32 +316,39 @@ def mm_keys(monkeypatch):
     return keys
 
 
-def close_f32(got, a, b):
-    """``got`` against ``a @ b`` in float64, within float32 rounding of the sums of |a| |b|."""
+def close_tiled(got, a, b):
+    """``got`` against ``a @ b`` in float64: within the sums of |a| |b| times the unit roundoff of
+    the compute type (float32 for float16 and float32), plus float16's one rounding of the result."""
     want = np.matmul(a.astype(np.float64), b.astype(np.float64))
-    assert got.dtype == np.float32 and got.shape == want.shape
-    bound = np.matmul(np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64))) * 1e-5 + 1e-30
+    assert got.dtype == a.dtype and got.shape == want.shape
+    eps = {np.float16: 1e-5, np.float32: 1e-5, np.float64: 1e-13}[a.dtype.type]
+    bound = np.matmul(np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64))) * eps + 1e-30
+    if a.dtype == np.float16:
+        bound += np.abs(want) * 2.0**-11 + 2.0**-24  # round to nearest float16, subnormals
     assert np.all(np.abs(got - want) <= bound), np.abs(got - want).max()
 
 
-def _f32(rng, shape):
-    return rng.standard_normal(shape).astype(np.float32)
+def _normal(rng, shape, dtype=np.float32):
+    return rng.standard_normal(shape).astype(dtype)
 
 
-@pytest.mark.parametrize("tile", F32_TILES)
+@pytest.mark.parametrize("dtype", TILED)
+@pytest.mark.parametrize("tile", TILES)
 @pytest.mark.parametrize("at,bt", [(False, False), (True, False), (False, True), (True, True)])
-@pytest.mark.parametrize("shape", F32_SHAPES)
-def test_matmul_f32_tile_edges(be, host, mm_keys, monkeypatch, shape, at, bt, tile):
-    monkeypatch.setattr(Kn, "_mm_tile", lambda limits, M, N: tile)
+@pytest.mark.parametrize("shape", TILE_SHAPES)
+def test_matmul_tiled_edges(be, host, mm_keys, monkeypatch, shape, at, bt, tile, dtype):
+    supported(be, dtype)
+    monkeypatch.setattr(Kn, "_mm_tile", lambda limits, M, N, size: tile)
     (M, K, N), B = shape, 2
     rng = np.random.default_rng(hash((shape, at, bt)) % 2**32)
-    abase, bbase = _f32(rng, (B, K, M) if at else (B, M, K)), _f32(rng, (B, N, K) if bt else (B, K, N))
+    abase = _normal(rng, (B, K, M) if at else (B, M, K), dtype)
+    bbase = _normal(rng, (B, N, K) if bt else (B, K, N), dtype)
     a = abase.transpose(0, 2, 1) if at else abase
     b = bbase.transpose(0, 2, 1) if bt else bbase
-    out = host.empty((B, M, N), np.float32)
+    out = host.empty((B, M, N), dtype)
     be.matmul(host.view(abase, a), host.view(bbase, b), out)
-    close_f32(host.get(out), a, b)
-    assert [k[:2] for k in mm_keys] == [("matmul_f32", tile)]
+    close_tiled(host.get(out), a, b)
+    assert [k[:3] for k in mm_keys] == [("matmul_tiled", dtype, tile)]
 
 
 def _mT(x):
@@ -347,8 +356,8 @@ def _mT(x):
 
 
 # name: (a base shape, a view, b base shape, b view,
-#        the key's (a along k, a vec4, b along k, b vec4, out vec4))
-F32_LAYOUTS = {
+#        the key's (a along k, a word, b along k, b word, out word))
+TILED_LAYOUTS = {
     "row_major": ((2, 20, 36), lambda x: x, (2, 36, 44), lambda y: y, (True, True, False, True, True)),
     "transposed": ((2, 36, 20), _mT, (2, 44, 36), _mT, (False, True, True, True, True)),
     "rows_not_aligned": ((2, 20, 37), lambda x: x[..., :-1], (2, 36, 45), lambda y: y[..., :-1],
@@ -367,41 +376,47 @@ F32_LAYOUTS = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("case", sorted(F32_LAYOUTS))
-def test_matmul_f32_layouts(be, host, mm_keys, case):
-    ashape, aview, bshape, bview, flags = F32_LAYOUTS[case]
+@pytest.mark.parametrize("dtype", TILED)
+@pytest.mark.parametrize("case", sorted(TILED_LAYOUTS))
+def test_matmul_tiled_layouts(be, host, mm_keys, case, dtype):
+    supported(be, dtype)
+    ashape, aview, bshape, bview, flags = TILED_LAYOUTS[case]
     rng = np.random.default_rng(7)
-    abase, bbase = _f32(rng, ashape), _f32(rng, bshape)
+    abase, bbase = _normal(rng, ashape, dtype), _normal(rng, bshape, dtype)
     a, b = aview(abase), bview(bbase)
-    out = host.empty(a.shape[:2] + b.shape[2:], np.float32)
+    out = host.empty(a.shape[:2] + b.shape[2:], dtype)
     be.matmul(host.view(abase, a), host.view(bbase, b), out)
-    close_f32(host.get(out), a, b)
-    assert [k[2:] for k in mm_keys] == [flags]
+    close_tiled(host.get(out), a, b)
+    assert [k[3:] for k in mm_keys] == [flags]
 
 
-def test_matmul_f32_strided_out(be, host, mm_keys):
+@pytest.mark.parametrize("dtype", TILED)
+def test_matmul_tiled_strided_out(be, host, mm_keys, dtype):
+    supported(be, dtype)
     rng = np.random.default_rng(3)
-    a, b = _f32(rng, (2, 9, 16)), _f32(rng, (2, 16, 12))
-    obase = np.zeros((2, 12, 9), np.float32)
+    a, b = _normal(rng, (2, 9, 16), dtype), _normal(rng, (2, 16, 12), dtype)
+    obase = np.zeros((2, 12, 9), dtype)
     out = host.view(obase, obase.transpose(0, 2, 1))  # column-major: scalar stores
     be.matmul(host.put(a), host.put(b), out)
     got = be.to_host(whole(out, obase)).transpose(0, 2, 1)
-    close_f32(np.ascontiguousarray(got), a, b)
+    close_tiled(np.ascontiguousarray(got), a, b)
     assert mm_keys[0][-1] is False
 
 
-def test_matmul_f32_nan_inf_and_edge_padding(be, host, mm_keys):
+@pytest.mark.parametrize("dtype", TILED)
+def test_matmul_tiled_nan_inf_and_edge_padding(be, host, mm_keys, dtype):
     """NaN and inf propagate as in NumPy, and those just past the matrix (read by the edge
-    vec4 loads) never leak in."""
+    word loads) never leak in."""
+    supported(be, dtype)
     rng = np.random.default_rng(5)
-    abase, bbase = _f32(rng, (131, 136)), _f32(rng, (133, 132))
-    abase[:, 129:] = np.nan  # a = abase[:, :129]: each row's last vec4 runs into them
+    abase, bbase = _normal(rng, (131, 136), dtype), _normal(rng, (133, 132), dtype)
+    abase[:, 129:] = np.nan  # a = abase[:, :129]: each row's last word runs into them
     bbase[129:] = np.inf
     bbase[:, 130:] = np.nan
     a, b = abase[:, :129], bbase[:129, :130]
     a[5, 7], a[6, 8], a[7, 9] = np.nan, np.inf, -np.inf
     b[9, 3], b[10, 4], b[8, 100] = np.inf, np.nan, -np.inf
-    out = host.empty((1, 131, 130), np.float32)
+    out = host.empty((1, 131, 130), dtype)
     be.matmul(host.view(abase, a[None]), host.view(bbase, b[None]), out)
     got = host.get(out)[0]
     with np.errstate(invalid="ignore"):
@@ -411,24 +426,49 @@ def test_matmul_f32_nan_inf_and_edge_padding(be, host, mm_keys):
     np.testing.assert_array_equal(np.isneginf(got), np.isneginf(want))
     assert np.isnan(want).any() and np.isinf(want).any() and np.isfinite(want).any()
     fin = np.isfinite(want)
-    np.testing.assert_allclose(got[fin], want[fin], rtol=1e-4, atol=1e-4)
-    assert mm_keys[0][2:6] == (True, True, False, True)  # vec4 loads, masked past the edges
+    rtol = 2e-2 if dtype == "float16" else 1e-4
+    np.testing.assert_allclose(got[fin], want[fin], rtol=rtol, atol=rtol)
+    assert mm_keys[0][3:7] == (True, True, False, True)  # word loads, masked past the edges
 
 
-def test_matmul_f32_tile_per_adapter():
+def test_matmul_tiled_float16_subnormal_and_overflowing_results(be, host, mm_keys):
+    """float16 products accumulate in float32: a sum whose terms overflow float16 but not its
+    total, and results that round to float16 subnormals, come out as NumPy's float32 matmul
+    rounded once."""
+    supported(be, "float16")
+    a = np.array([[[300.0, -300.0, 200.0, 1e-4, 2e-4, 0.0, 0.0, 0.0]]], np.float16)
+    b = np.array([[[300.0], [300.0], [100.0], [1e-3], [-1e-3], [0.0], [0.0], [0.0]]], np.float16)
+    out = host.empty((1, 1, 1), "float16")
+    be.matmul(host.put(a), host.put(b), out)
+    want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    with np.errstate(over="ignore"):
+        assert np.isinf(a * b.mT).any() and np.isfinite(want).all()  # terms overflow float16, sums not
+    np.testing.assert_array_equal(host.get(out), want)
+    small = np.full((1, 4, 4), 2.0**-12, np.float16)
+    be.matmul(host.put(small), host.put(small), out4 := host.empty((1, 4, 4), "float16"))
+    np.testing.assert_array_equal(host.get(out4), np.full((1, 4, 4), 2.0**-22, np.float16))  # subnormal
+    assert {k[1] for k in mm_keys} == {"float16"}
+
+
+def test_matmul_tiled_tile_per_adapter():
     core = {"max-compute-invocations-per-workgroup": 256, "max-compute-workgroup-storage-size": 16384}
     compat = {"max-compute-invocations-per-workgroup": 128, "max-compute-workgroup-storage-size": 16384}
-    assert Kn._mm_tile(core, 65, 1000) == (128, 128, 8)
-    assert Kn._mm_tile(core, 1000, 64) == Kn._mm_tile(core, 1, 1) == (64, 64, 8)  # thin outputs
-    assert Kn._mm_tile(compat, 1000, 1000) == (64, 64, 8)
+    small = {"max-compute-invocations-per-workgroup": 256, "max-compute-workgroup-storage-size": 8192}
+    assert Kn._mm_tile(core, 65, 1000, 4) == Kn._mm_tile(core, 65, 1000, 8) == (128, 128, 8)
+    assert Kn._mm_tile(core, 1000, 64, 4) == Kn._mm_tile(core, 1, 1, 4) == (64, 64, 8)  # thin outputs
+    assert Kn._mm_tile(compat, 1000, 1000, 4) == (64, 64, 8)
+    assert Kn._mm_tile(small, 1000, 1000, 4) == (128, 128, 8)
+    assert Kn._mm_tile(small, 1000, 1000, 8) == (64, 64, 8)  # f64 tiles of 128 need 16 KiB
 
 
-def test_matmul_f32_vec4_only_over_whole_vec4s():
-    """An array<vec4<f32>> binding ends at the buffer's last whole vec4: a capacity that is not a
-    multiple of 16 bytes takes scalar loads."""
-    for cap, vec in ((1000, False), (1008, True)):
-        ref = Ref(SimpleNamespace(cap=cap), ndplane.float32, (1, 4, 4), (0, 4, 1), 0, 16, True)
-        assert Kn._mm_layout(ref, 0, 4, 1) == (True, vec)
+@pytest.mark.parametrize("dtype,unit", [("float16", 8), ("float32", 16), ("float64", 16)])
+def test_matmul_tiled_words_only_over_whole_words(dtype, unit):
+    """A binding of words ends at the buffer's last whole word: a capacity that is not a
+    multiple of the word takes scalar loads."""
+    assert Kn._WORDS[dtype].nbytes == unit
+    for cap, word in ((unit * 60 + 4, False), (unit * 60, True)):
+        ref = Ref(SimpleNamespace(cap=cap), getattr(ndplane, dtype), (1, 4, 4), (0, 4, 1), 0, 16, True)
+        assert Kn._mm_layout(ref, 0, 4, 1, unit) == (True, word)
 
 
 def test_matmul_other_dtypes_and_switch_keep_the_generic_kernel(be, host, mm_keys, monkeypatch):
@@ -437,23 +477,25 @@ def test_matmul_other_dtypes_and_switch_keep_the_generic_kernel(be, host, mm_key
     out = host.empty((1, 5, 3), np.int32)
     be.matmul(host.put(a), host.put(b), out)
     np.testing.assert_array_equal(host.get(out), a @ b)
-    monkeypatch.setattr(Kn, "FAST_F32", False)  # what benchmarks use to time the generic kernel
+    monkeypatch.setattr(Kn, "TILED", False)  # what benchmarks use to time the generic kernel
     af, bf = a.astype(np.float32), b.astype(np.float32)
     out = host.empty((1, 5, 3), np.float32)
     be.matmul(host.put(af), host.put(bf), out)
-    close_f32(host.get(out), af, bf)
+    close_tiled(host.get(out), af, bf)
     assert [k[0] for k in mm_keys] == ["matmul", "matmul"]
 
 
-def test_matmul_f32_public_api_transposed_operands(be, mm_keys):
+@pytest.mark.parametrize("dtype", TILED)
+def test_matmul_tiled_public_api_transposed_operands(be, mm_keys, dtype):
+    supported(be, dtype)
     rng = np.random.default_rng(6)
-    xn = _f32(rng, (130, 68))
+    xn = _normal(rng, (130, 68), dtype)
     x = ndplane.asarray(xn, device="webgpu")
     x3, xn3 = ndplane.permute_dims(ndplane.reshape(x, (2, 65, 68)), (0, 2, 1)), _mT(xn.reshape(2, 65, 68))
     for got, a, b in ((x.mT @ x, xn.T, xn), (x @ x.mT, xn, xn.T), (x3 @ x[:65], xn3, xn[:65])):
-        close_f32(np.asarray(got.to_device("numpy")), a, b)
-    assert [k[0] for k in mm_keys] == ["matmul_f32"] * 3
-    assert all(k[3] and k[5] for k in mm_keys), mm_keys  # vec4 loads of both operands, no copies
+        close_tiled(np.asarray(got.to_device("numpy")), a, b)
+    assert [k[:2] for k in mm_keys] == [("matmul_tiled", dtype)] * 3
+    assert all(k[4] and k[6] for k in mm_keys), mm_keys  # word loads of both operands, no copies
 
 
 @pytest.mark.parametrize("idx_dtype", ["int32", "uint8", "int16", "int64", "uint64"])

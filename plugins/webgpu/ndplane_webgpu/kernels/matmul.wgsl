@@ -1,7 +1,7 @@
 // matmul.wgsl: out[b] = a[b] @ b[b] for a (B, M, K), b (B, K, N), out (B, M, N).
 // A 64x64 output tile per workgroup of 16x16 threads (4x4 outputs each), K walked in
-// steps of 16 through workgroup-memory tiles of a and b. Every dtype but float32, which
-// takes matmul_f32.wgsl.
+// steps of 16 through workgroup-memory tiles of a and b. Every dtype but the floating ones,
+// which take matmul_tiled.wgsl.
 //
 // Bindings:
 //   0  P    params (u32): [M, N, K, a_off, a_sb, a_sm, a_sk, b_off, b_sb, b_sk, b_sn,
