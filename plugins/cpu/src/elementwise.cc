@@ -6,9 +6,7 @@
 #include <algorithm>
 #include <bit>
 
-#ifdef __F16C__
-#include <immintrin.h>
-#endif
+#include "half.h"
 
 #ifndef NDP_ISA
 #define NDP_ISA baseline
@@ -38,27 +36,6 @@ template <class T> [[gnu::always_inline]] inline T at(const T* p, int64_t i) {
 
 // The elements of a block on the stack: the unary loops, float16's staging, the staged casts.
 constexpr int64_t UNARY_BLOCK = 256;
-
-// float16 <-> float32 in vectors. GCC 12 converts a _Float16 one element at a time (a scalar
-// vcvtph2ps, or a libgcc call without F16C): 300 us for 10^6 on two threads where F16C's
-// 8-wide form is memory-bound, like PyTorch's 50 us.
-[[gnu::always_inline]] inline void halves_to_floats(const f16* x, float* o, int64_t n) {
-    int64_t i = 0;
-#ifdef __F16C__
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(o + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
-#endif
-    for (; i < n; ++i) o[i] = static_cast<float>(x[i]);
-}
-[[gnu::always_inline]] inline void floats_to_halves(const float* x, f16* o, int64_t n) {
-    int64_t i = 0;
-#ifdef __F16C__
-    for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(o + i),
-                         _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-#endif
-    for (; i < n; ++i) o[i] = static_cast<f16>(x[i]);
-}
 
 // float16 operands of the elementwise ops go through float32 blocks: F16C widens 8 at a time,
 // the float32 loop runs vectorised (libmvec for the transcendental functions), and the result

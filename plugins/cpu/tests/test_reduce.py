@@ -189,6 +189,33 @@ def test_max_min_lanes_every_length_and_nan_position(h, dtype):
         check_reduce(h, op, x, x, dtype, f"{op} {dtype.name} limits")
 
 
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 2047, 2048, 2049, 4095, 4096, 4097, 6145, 200_003])
+def test_float16_chunks_every_length_and_path(h, n):
+    """float16 rows and columns go through float32 chunks of 2048 (reduce.cc's HALF_CHUNK,
+    pairwise_sum_halves): lengths around the chunks, the extreme tied in two chunks (the first
+    index wins), a NaN in a later chunk than the extreme, on rows, columns and strided rows."""
+    rng = np.random.default_rng(n)
+    x = (rng.uniform(-4, 4, (3, n)) / max(1, n / 4096)).astype(np.float16)  # sum(|x|) stays finite
+    if n > 2:
+        x[:, [n // 3, n - 1]] = 7.0  # a tie: argmax takes the first
+        x[:, [n // 2, n - 2]] = -7.0
+    x[1, -1] = np.nan
+    near_one = (1 + rng.uniform(-1e-3, 1e-3, (3, n))).astype(np.float16)  # products stay finite
+    for name, view, base in _views(x):
+        for op in ("max", "min", "argmax", "argmin", "any", "all"):
+            od = out_dtypes(op, ndplane.float16)[0]
+            check_reduce(h, op, view, base, od, f"{op} float16 n={n} {name}")
+        for od in (ndplane.float16, ndplane.float32):
+            check_reduce(h, "sum", view, base, od, f"sum float16->{od.name} n={n} {name}", ulps=64)
+    for name, view, base in _views(near_one):
+        # NOTE: against float64, not the reference, which rounds to float16 after every step
+        # as NumPy's prod does (the cpu backend multiplies in float32 and rounds once)
+        out = h.empty((3,), ndplane.float16)
+        h.be.reduce("prod", h.put(view, base), out)
+        want = np.prod(view.astype(np.float64), axis=1)
+        np.testing.assert_allclose(h.get(out).astype(np.float64), want, rtol=2e-3, err_msg=f"prod n={n} {name}")
+
+
 @pytest.mark.parametrize("dtype", [ndplane.float16, ndplane.float32, ndplane.float64], ids=lambda d: d.name)
 def test_sumsq_every_path(h, dtype):
     """fused sumsq: each row's sum of (x - c)^2, without and with centres, on rows (threads over
