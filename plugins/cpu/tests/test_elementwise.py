@@ -289,6 +289,26 @@ def test_where(h, dtype):
         np.testing.assert_array_equal(h.get(out), want, err_msg=f"{na}/{nc}")
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_where_random_masks_and_broadcast_values(h, dtype):
+    """where's contiguous loops (a bit select per element, elementwise.cc where_contig): a
+    random mask over an odd length, each operand contiguous or one broadcast value (x[m] = 0
+    is where(m, 0, x)), bit for bit (NaN payloads and the sign of zero kept)."""
+    n = 1037
+    rng = np.random.default_rng(5)
+    mask = rng.random(n) < 0.5
+    a, b = h.data((n,), dtype), h.data((n,), dtype)
+    for a_one in (False, True):
+        for b_one in (False, True):
+            va = np.broadcast_to(a[:1], (n,)) if a_one else a
+            vb = np.broadcast_to(b[:1], (n,)) if b_one else b
+            want = np.where(mask, va, vb)
+            out = h.empty((n,), dtype)
+            h.be.where(h.put(mask), h.put(va, a), h.put(vb, b), out)
+            got = h.get(out)
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8), err_msg=f"{a_one} {b_one}")
+
+
 @pytest.mark.parametrize("src", DTYPES, ids=lambda d: d.name)
 def test_cast_every_pair(h, src):
     for dst in DTYPES:
