@@ -102,17 +102,23 @@ template <class A, class Map = Plain> A pairwise_sum_vec(const A* P, int64_t n, 
     return pairwise_sum_vec(P, n2, map) + pairwise_sum_vec(P + n2, n - n2, map);
 }
 
-// A contiguous float16 run summed pairwise in float32: leaves of 2048 widened on the stack
-// (see HALF_CHUNK below), each summed by pairwise_sum_vec.
+// float16 rows and columns are reduced through float32 chunks on the stack (half.h): widened
+// 8 at a time, then the float32 loops, vectorised. The values are those of reducing each
+// element converted on its own (compute_t<f16> is float), only faster: a sum of 10^6 float16
+// took 246 us where PyTorch's took 32.
+constexpr int64_t HALF_CHUNK = 2048;
+
+// A contiguous float16 run summed pairwise in float32: leaves of HALF_CHUNK widened on the
+// stack, each summed by pairwise_sum_vec.
 template <class Map> float pairwise_sum_halves(const f16* P, int64_t n, Map map) {
-    constexpr int64_t LEAF = 2048;
-    if (n <= LEAF) {
-        alignas(64) float buf[LEAF];
+    if (n <= HALF_CHUNK) {
+        alignas(64) float buf[HALF_CHUNK];
         halves_to_floats(P, buf, n);
         return pairwise_sum_vec(static_cast<const float*>(buf), n, map);
     }
-    // NOTE: halves rounded down to whole leaves, and at least one (n in (LEAF, 2 LEAF) has n / 2 < LEAF).
-    const int64_t n2 = std::max(LEAF, n / 2 - n / 2 % LEAF);
+    // NOTE: halves rounded down to whole leaves, and at least one (n / 2 < HALF_CHUNK for n
+    // in (HALF_CHUNK, 2 HALF_CHUNK)).
+    const int64_t n2 = std::max(HALF_CHUNK, n / 2 - n / 2 % HALF_CHUNK);
     return pairwise_sum_halves(P, n2, map) + pairwise_sum_halves(P + n2, n - n2, map);
 }
 
@@ -174,12 +180,6 @@ template <class A> struct Buf {
     A& operator[](int64_t i) { return p[i]; }
 };
 
-// float16 rows and columns are reduced through float32 chunks on the stack (half.h): widened
-// 8 at a time, then the float32 loops below, vectorised. The values are those of reducing
-// each element converted on its own (compute_t<f16> is float), only faster: a sum of 10^6
-// float16 took 246 us where PyTorch's took 32.
-constexpr int64_t HALF_CHUNK = 2048;
-
 // f(buf, m, i0) for the chunks [i0, i0 + m) of a contiguous float16 row, widened into buf;
 // f returns false to stop.
 template <class F> void half_chunks(const char* p, int64_t n, F&& f) {
@@ -191,8 +191,9 @@ template <class F> void half_chunks(const char* p, int64_t n, F&& f) {
     }
 }
 
-// Row k of a column strip of w elements (unit stride) as something indexable by A: the row
-// itself, or float16's widened into `buf` (room for w floats).
+// A row of a column strip of w elements (unit stride) as something indexable by A: the row
+// itself, or float16's widened into `buf` (room for w floats: strip_buf, empty for the other
+// dtypes, which allocates nothing).
 template <class T> [[gnu::always_inline]] inline auto strip(const T* r, int64_t w, float* buf) {
     if constexpr (is_f16_v<T>) {
         halves_to_floats(r, buf, w);
@@ -202,7 +203,7 @@ template <class T> [[gnu::always_inline]] inline auto strip(const T* r, int64_t 
         return r;
     }
 }
-template <class T> inline Buf<float> strip_buf(int64_t w) { return Buf<float>(is_f16_v<T> ? w : 0); }
+template <class T> inline std::vector<float> strip_buf(int64_t w) { return std::vector<float>(size_t(is_f16_v<T> ? w : 0)); }
 
 template <class A> inline bool nan_of(A v) { return is_nan(v); }
 template <class A> inline bool greater(A a, A b) {
@@ -455,7 +456,7 @@ void sum_vertical(const char* base, int64_t m0, int64_t m1, int64_t k0, int64_t 
     const int64_t w = m1 - m0;
     if (k1 - k0 <= 64) {
         for (int64_t j = 0; j < w; ++j) acc[j] = A(0);
-        Buf<float> sb = strip_buf<T>(w);
+        std::vector<float> sb = strip_buf<T>(w);
         for (int64_t k = k0; k < k1; ++k) {
             const auto row = strip(reinterpret_cast<const T*>(base + k * sk) + m0, w, sb.data());
             if (centre)
@@ -478,7 +479,7 @@ void reduce_vertical(int op, const char* base, int64_t m0, int64_t m1, int64_t K
     using A = compute_t<T>;
     const int64_t w = m1 - m0;
     Buf<A> acc(w);
-    Buf<float> sb = strip_buf<T>(w);
+    std::vector<float> sb = strip_buf<T>(w);
     // NOTE: row(k) may reuse one buffer (float16): each row is read before the next is asked for.
     auto row = [&](int64_t k) { return strip(reinterpret_cast<const T*>(base + k * sk) + m0, w, sb.data()); };
     switch (op) {
