@@ -510,7 +510,8 @@ _WORDS = {
 def matmul(rt: Any, a: Ref, b: Ref, out: Ref) -> None:
     d, od = a.dtype.name, out.dtype.name
     if TILED and d in _WORDS and b.dtype.name == od == d:
-        tile = _mm_tile(rt.adapter.limits, a.shape[1], b.shape[2], 8 if d == "float64" else 4)
+        size = 8 if _WORDS[d].ct in G.WIDE else 4  # the compute type's bytes (workgroup tiles)
+        tile = _mm_tile(rt.adapter.limits, a.shape[1], b.shape[2], size)
         _matmul_tiled(rt, d, tile, a, b, out)
         return
     ct = G.DTYPES[d].ct
