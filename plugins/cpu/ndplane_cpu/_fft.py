@@ -1,41 +1,106 @@
-"""The cpu backend's FFT kernels: ducc0 (the maintained successor of pocketfft, the FFT of NumPy,
-SciPy and PyTorch's CPU path) run on zero-copy NumPy views of the backend's own buffers.
+"""The cpu backend's FFT kernels: FFTW and ducc0, whichever runs a transform faster here.
 
-Every length runs in O(n log n) (mixed radix 2..11 passes, Bluestein for large prime factors),
-single precision stays single, and the work is spread over the backend's thread count.
-docs/performance.md ("FFT") says why ducc0 through its Python API, not our own kernels or
-ducc0's C++ compiled into ``_native``.
+Two well-kept libraries, both run on zero-copy NumPy views of the backend's own buffers:
+
+- **FFTW** (3.3, the libraries inside the pyFFTW wheel, called through FFTW's own C API with
+  ``ctypes``: plans made once per layout, executed on any buffers with the new-array execute
+  functions, which hold no reference to them). Its planner measures its own algorithms; it wins
+  at powers of two and in small batches.
+- **ducc0** (pocketfft's maintained successor, the FFT of NumPy, SciPy and PyTorch's CPU path),
+  through its Python API: it wins at large lengths that are not powers of two, and it scales in
+  the same pass where FFTW needs a second one.
+
+The first transform of a layout (op, norm, dtype, rows, length, alignment, threads) plans FFTW
+with ``FFTW_MEASURE`` and times both engines on scratch arrays of that layout; the faster one
+runs every later transform of the layout (``_Plans``). Small transforms take FFTW's
+``FFTW_ESTIMATE`` plan without a measurement; very large ones take ducc0 (a measurement would
+need a second copy of the data). With one library installed, that one runs everything.
+docs/performance.md ("FFT") has the measurements behind each choice.
 """
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
+import math
+import os
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+import ndplane
 from ndplane.backend import Ref
 
-# op -> (ducc0.fft function, minus sign in the exponent, "backward" scales by 1/n).
+# op -> (kind, minus sign in the exponent, "backward" scales by 1/n).
 # NOTE: hfft and ihfft are the c2r/r2c transforms with the other sign, as NumPy's
-# hfft(x) = irfft(conj(x)) and ihfft(x) = conj(rfft(x)) (ducc0 conjugates, no extra pass).
+# hfft(x) = irfft(conj(x)) and ihfft(x) = conj(rfft(x)).
 _OPS = {
     "fft": ("c2c", True, False), "ifft": ("c2c", False, True),
     "rfft": ("r2c", True, False), "ihfft": ("r2c", False, True),
     "irfft": ("c2r", False, True), "hfft": ("c2r", True, False),
 }  # fmt: skip
 OPS = frozenset(_OPS)
-# norm -> ducc0's inorm (0: none, 1: 1/sqrt(n), 2: 1/n) for a forward and an inverse op
+# norm -> the scaling (0: none, 1: 1/sqrt(n), 2: 1/n; ducc0's inorm) of a forward and an inverse op
 _INORM = {"backward": (0, 2), "ortho": (1, 1), "forward": (2, 0)}
 _PAIR: dict[np.dtype[Any], np.dtype[Any]] = {
     np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128),
 }  # fmt: skip
+_REAL = {v: k for k, v in _PAIR.items()}
+_ND = {d.dtype: d for d in (ndplane.float32, ndplane.float64, ndplane.complex64, ndplane.complex128)}
+
+#: Below this many elements (rows x length) a transform takes FFTW's estimated plan, unmeasured:
+#: there the call's fixed cost (a few us) outweighs any difference between plans.
+SMALL = 1 << 14
+#: Above this many bytes of input and output, ducc0 runs the transform unmeasured: measuring
+#: would need scratch arrays as large as the operands (and FFTW_MEASURE several passes).
+LARGE = 64 << 20
+#: Plans kept (least recently used dropped first); a plan holds FFTW's twiddles, no buffers.
+PLANS = 128
+#: ``auto`` (the default), ``fftw`` or ``ducc0``: the engine of every layout planned after it is set
+#: (one engine gives the same bits run after run and machine after machine).
+ENGINE_VARIABLE = "NDPLANE_CPU_FFT"
+
+
+def _ducc_available() -> bool:
+    return importlib.util.find_spec("ducc0") is not None
+
+
+def _fftw_libraries() -> dict[str, list[Path]]:
+    """By precision ("f": single, "": double), the libraries of pyFFTW's wheel that threaded FFTW
+    needs, in the order to load them: OpenMP, FFTW, FFTW's threads."""
+    spec = importlib.util.find_spec("pyfftw")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    pkg = Path(next(iter(spec.submodule_search_locations)))
+    found = {}
+    # NOTE: auditwheel puts them beside the package as pyfftw.libs/libfftw3f-<hash>.so.3.x with
+    # no rpath between them (pyFFTW's own module loads them all); delocate (macOS) in .dylibs.
+    for folder in (pkg.parent / "pyfftw.libs", pkg / ".dylibs"):
+        if not folder.is_dir():
+            continue
+        for precision in ("f", ""):
+            parts = [sorted(folder.glob(pattern)) for pattern in
+                     ("libgomp*", f"libfftw3{precision}[-.]*", f"libfftw3{precision}_omp*")]  # fmt: skip
+            if parts[1] and parts[2]:
+                found[precision] = [*parts[0][:1], parts[1][0], parts[2][0]]
+        if found:
+            break
+    return found
 
 
 def available() -> bool:
-    """Whether ducc0 is installed (without importing it: the cpu backend starts faster)."""
-    return importlib.util.find_spec("ducc0") is not None
+    """Whether an FFT library is installed (without loading it: the cpu backend starts faster)."""
+    return _ducc_available() or bool(_fftw_libraries())
+
+
+def engines() -> list[str]:
+    """The installed engines, for ``ndplane info cpu``."""
+    return [name for name, ok in (("FFTW", bool(_fftw_libraries())), ("ducc0", _ducc_available())) if ok]
 
 
 def _view(ref: Ref) -> np.ndarray:
@@ -45,31 +110,132 @@ def _view(ref: Ref) -> np.ndarray:
                       strides=tuple(s * size for s in ref.strides))  # fmt: skip
 
 
-def _check(op: str, x: np.ndarray, out: np.ndarray) -> None:
+def _address(ref: Ref) -> int:
+    return ref.buffer.address + ref.offset * ref.dtype.dtype.itemsize
+
+
+def _check(op: str, x: Ref, out: Ref) -> None:
     kind, _, _ = _OPS[op]
     name = f"fft.{op}"
-    if x.ndim != 2 or out.ndim != 2 or not (x.flags.c_contiguous and out.flags.c_contiguous):
+    if len(x.shape) != 2 or len(out.shape) != 2 or not (x.contiguous and out.contiguous):
         raise ValueError(f"{name}: expected C-contiguous x (M, N) and out (M, K).")
-    real = {v: k for k, v in _PAIR.items()}
+    dx, do = x.dtype.dtype, out.dtype.dtype
     want: np.dtype[Any]
     if kind == "r2c":
-        if x.dtype not in _PAIR:
-            raise TypeError(f"{name}: x must be float32 or float64; got {x.dtype.name}.")
-        want = _PAIR[x.dtype]
+        if dx not in _PAIR:
+            raise TypeError(f"{name}: x must be float32 or float64; got {dx.name}.")
+        want = _PAIR[dx]
     else:
-        if x.dtype not in real:
-            raise TypeError(f"{name}: x must be complex64 or complex128; got {x.dtype.name}.")
-        want = x.dtype if kind == "c2c" else real[x.dtype]
-    if out.dtype != want:
-        raise TypeError(f"{name}: out must be {want.name} for x of {x.dtype.name}; got {out.dtype.name}.")
+        if dx not in _REAL:
+            raise TypeError(f"{name}: x must be complex64 or complex128; got {dx.name}.")
+        want = dx if kind == "c2c" else _REAL[dx]
+    if do != want:
+        raise TypeError(f"{name}: out must be {want.name} for x of {dx.name}; got {do.name}.")
     (m, n), (m2, k) = x.shape, out.shape
     fits = {"c2c": k == n, "r2c": k == n // 2 + 1, "c2r": n == k // 2 + 1}[kind]
     if m2 != m or not fits:
         raise ValueError(f"{name}: x ({m}, {n}) and out ({m2}, {k}) do not match the transform's shapes.")
 
 
+# ---------------------------------------------------------------------------
+# FFTW through its C API
+# ---------------------------------------------------------------------------
+_FORWARD, _BACKWARD = -1, 1  # fftw3.h
+_MEASURE, _DESTROY_INPUT, _PRESERVE_INPUT, _ESTIMATE = 0, 1, 16, 64
+_INT_MAX = (1 << 31) - 1
+
+
+class _Fftw:
+    """One precision of FFTW: ``prefix`` is ``fftwf`` (single) or ``fftw`` (double)."""
+
+    def __init__(self, paths: list[Path], prefix: str) -> None:
+        # NOTE: each loaded by its path before the one that needs it: the threads library's
+        # DT_NEEDED names then match the sonames already loaded. dlsym on its handle also
+        # finds the symbols of FFTW itself, one of its dependencies.
+        lib = [ctypes.CDLL(str(path)) for path in paths][-1]
+
+        def fn(name: str, restype: Any, *argtypes: Any) -> Any:
+            f = getattr(lib, f"{prefix}_{name}")
+            f.restype, f.argtypes = restype, argtypes
+            return f
+
+        p, i, u = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint
+        fn("init_threads", i)()
+        # NOTE: a process may also plan through pyFFTW itself, on its own lock: make FFTW's
+        # planner serialise every planning thread.
+        fn("make_planner_thread_safe", None)()
+        self.with_threads = fn("plan_with_nthreads", None, i)
+        # (rank, n, howmany, in, inembed, istride, idist, out, onembed, ostride, odist[, sign], flags)
+        many = (i, ctypes.POINTER(i), i, p, p, i, i, p, p, i, i)
+        self.plans = {
+            "c2c": fn("plan_many_dft", p, *many, i, u),
+            "r2c": fn("plan_many_dft_r2c", p, *many, u),
+            "c2r": fn("plan_many_dft_c2r", p, *many, u),
+        }
+        self.execute = {
+            "c2c": fn("execute_dft", None, p, p, p),
+            "r2c": fn("execute_dft_r2c", None, p, p, p),
+            "c2r": fn("execute_dft_c2r", None, p, p, p),
+        }
+        self.destroy = fn("destroy_plan", None, p)
+
+    def plan(self, kind: str, sign: int, n: int, x: Ref, out: Ref, threads: int, flags: int) -> int:
+        """A plan of the transforms of length ``n`` from the rows of ``x`` into those of ``out``,
+        which give the alignment (and are overwritten unless ``FFTW_ESTIMATE``)."""
+        (m, rows_in), rows_out = x.shape, out.shape[1]
+        length = (ctypes.c_int * 1)(n)
+        self.with_threads(threads)
+        args = (1, length, m, _address(x), None, 1, rows_in, _address(out), None, 1, rows_out)
+        plan = self.plans[kind](*args, sign, flags) if kind == "c2c" else self.plans[kind](*args, flags)
+        if not plan:
+            raise RuntimeError(f"fft: FFTW could not plan {m} {kind} transforms of length {n}.")
+        return int(plan)
+
+
+_fftw: dict[str, _Fftw | None] = {}
+_fftw_lock = threading.Lock()
+
+
+def _fftw_for(dtype: np.dtype[Any]) -> _Fftw | None:
+    """FFTW in ``dtype``'s precision, loaded on first use; None where pyFFTW is not installed."""
+    precision = "f" if dtype in (np.float32, np.complex64) else ""
+    with _fftw_lock:
+        if precision not in _fftw:
+            paths = _fftw_libraries().get(precision)
+            _fftw[precision] = None if paths is None else _Fftw(paths, "fftwf" if precision else "fftw")
+        return _fftw[precision]
+
+
+# ---------------------------------------------------------------------------
+# the two engines as runners: run(x, out) does the whole transform, scaling included
+# ---------------------------------------------------------------------------
+Runner = Callable[[Ref, Ref], None]
+
+
+def _ducc_runner(op: str, inorm: int, threads: int) -> Runner:
+    import ducc0.fft as ducc  # type: ignore[import-not-found]  # NOTE: on first use: 40 MB
+
+    kind, forward, _ = _OPS[op]
+
+    def run(x: Ref, out: Ref) -> None:
+        a, o = _view(x), _view(out)
+        dst = _scratch(o) if kind != "r2c" else None
+        args = {"axes": (1,), "forward": forward, "inorm": inorm, "out": o if dst is None else dst,
+                "nthreads": threads}  # fmt: skip
+        if kind == "c2r":
+            # NOTE: never allow_overwriting_input: x may be the caller's array (compact()
+            # hands a contiguous one over as it is).
+            ducc.c2r(a, lastsize=o.shape[1], **args)
+        else:
+            getattr(ducc, kind)(a, **args)
+        if dst is not None:
+            np.copyto(o, dst)
+
+    return run
+
+
 def _scratch(out: np.ndarray) -> np.ndarray | None:
-    """A padded stand-in for ``out`` where writing it directly would thrash the L1 cache."""
+    """A padded stand-in for ``out`` where ducc0 writing it directly would thrash the L1 cache."""
     # NOTE: ducc0 transforms a bunch of rows at once, 16 in single precision with AVX-512. When
     # out's rows lie a multiple of 4 KiB apart, element k of all 16 rows maps to one L1 set and
     # the writes evict each other: c2c of 1024 x 1024 complex64 took 4.9 ms on one thread, 3.0 ms
@@ -81,34 +247,159 @@ def _scratch(out: np.ndarray) -> np.ndarray | None:
     return np.empty((m, k + 16), out.dtype)[:, :k]
 
 
-def make_fft(num_threads: Callable[[], int]) -> Callable[[str, Ref, Ref, str], None]:
-    """``Backend.fft`` on ducc0, with ``num_threads()`` threads (the backend's own count)."""
-    ducc: Any = None
+class _FftwRunner:
+    """FFTW planned for the layout and alignment of ``x`` and ``out``, then run on any buffers
+    of that layout and alignment; scaling (and hfft's/ihfft's conjugates) by the backend's own
+    kernels."""
+
+    def __init__(self, op: str, inorm: int, n: int, x: Ref, out: Ref, threads: int, measure: bool,
+                 native: Any) -> None:  # fmt: skip
+        kind, forward, _ = _OPS[op]
+        self.fftw = fftw = _fftw_for(x.dtype.dtype)
+        assert fftw is not None
+        self.native = native
+        # NOTE: FFTW's c2r and r2c have one sign each (+ and -): hfft conjugates its input into
+        # a fresh buffer (64-byte aligned, as the backend allocates every buffer), ihfft its
+        # output after.
+        self.conj_in, self.conj_out = op == "hfft", op == "ihfft"
+        flags = _MEASURE if measure else _ESTIMATE
+        if kind == "c2r":
+            flags |= _DESTROY_INPUT if self.conj_in else _PRESERVE_INPUT
+        src = self._fresh(x) if self.conj_in else None
+        try:
+            sign = _FORWARD if forward else _BACKWARD
+            self.plan = fftw.plan(kind, sign, n, x if src is None else src, out, threads, flags)
+        finally:
+            if src is not None:
+                native.free(src.buffer)
+        self.execute = fftw.execute[kind]
+        self.factor = (1.0, 1.0 / math.sqrt(n), 1.0 / n)[inorm]
+        self.width = 2 if out.dtype.dtype.kind == "c" else 1
+        self.real = _ND[_REAL.get(out.dtype.dtype, out.dtype.dtype)]
+
+    def _fresh(self, x: Ref) -> Ref:
+        buffer = self.native.alloc(x.size * x.dtype.dtype.itemsize)
+        return Ref(buffer, x.dtype, x.shape, x.strides, 0, x.size, True)
+
+    def __call__(self, x: Ref, out: Ref) -> None:
+        native = self.native
+        if self.conj_in:
+            src = self._fresh(x)
+            try:
+                native.unary("conj", x, src)
+                self.execute(self.plan, _address(src), _address(out))
+            finally:
+                native.free(src.buffer)
+        else:
+            self.execute(self.plan, _address(x), _address(out))
+        if self.conj_out:
+            native.unary("conj", out, out)
+        if self.factor != 1.0:
+            # NOTE: the backend's own threaded multiply, over out as real numbers
+            size = out.size * self.width
+            flat = Ref(out.buffer, self.real, (size,), (1,), out.offset * self.width, size, True)
+            native.binary("multiply", flat, self.factor, flat)
+
+    def close(self) -> None:
+        self.fftw.destroy(self.plan)
+
+
+# ---------------------------------------------------------------------------
+# the plan cache: one engine per layout, chosen once
+# ---------------------------------------------------------------------------
+class Plans:
+    """Per layout, the engine that runs it, least recently used dropped past ``PLANS``."""
+
+    def __init__(self, native: Any) -> None:
+        self.native = native
+        self.lock = threading.Lock()
+        self.runners: OrderedDict[tuple[Any, ...], tuple[str, Runner]] = OrderedDict()
+
+    def get(self, op: str, inorm: int, x: Ref, out: Ref, threads: int) -> Runner:
+        key = (op, inorm, x.dtype, x.shape, out.shape, _address(x) % 64, _address(out) % 64, threads)
+        with self.lock:
+            hit = self.runners.get(key)
+            if hit is not None:
+                self.runners.move_to_end(key)
+                return hit[1]
+            chosen = self.runners[key] = self._choose(op, inorm, x, out, threads)
+            while len(self.runners) > PLANS:
+                _, (_, old) = self.runners.popitem(last=False)
+                if isinstance(old, _FftwRunner):
+                    old.close()
+            return chosen[1]
+
+    def engine(self, op: str, x: Ref, out: Ref) -> str | None:
+        """The engine chosen for ``op`` on this layout (any norm and thread count), if any yet."""
+        where = (x.dtype, x.shape, out.shape, _address(x) % 64, _address(out) % 64)
+        hits = [name for key, (name, _) in self.runners.items() if key[0] == op and key[2:7] == where]
+        return hits[-1] if hits else None
+
+    def _choose(self, op: str, inorm: int, x: Ref, out: Ref, threads: int) -> tuple[str, Runner]:
+        kind = _OPS[op][0]
+        m, k = out.shape
+        n = k if kind == "c2r" else x.shape[1]
+        elements = m * max(x.shape[1], k)
+        nbytes = x.size * x.dtype.dtype.itemsize + out.size * out.dtype.dtype.itemsize
+        # NOTE: FFTW's plan_many counts in int
+        has = {"fftw": 2 * elements <= _INT_MAX and _fftw_for(x.dtype.dtype) is not None,
+               "ducc0": _ducc_available()}  # fmt: skip
+        forced = os.environ.get(ENGINE_VARIABLE, "auto").strip().lower() or "auto"
+        if forced not in ("auto", *has):
+            raise ValueError(f"fft: {ENGINE_VARIABLE} must be auto, fftw or ducc0; got {forced!r}.")
+        if forced != "auto" and not has[forced]:
+            why = "is not installed" if forced == "ducc0" or _fftw_for(x.dtype.dtype) is None else \
+                "counts elements in int and this transform has too many"
+            raise ValueError(f"fft: {ENGINE_VARIABLE}={forced}, but {forced} {why}; install "
+                             f"'ndplane-cpu[fft]' or set {ENGINE_VARIABLE}=auto.")  # fmt: skip
+        engines = [forced] if forced != "auto" else [e for e in has if has[e]]
+        if engines == ["ducc0"] or (engines == ["fftw", "ducc0"] and nbytes > LARGE):
+            return "ducc0", _ducc_runner(op, inorm, threads)
+        native = self.native
+        if elements < SMALL or nbytes > LARGE:
+            # NOTE: FFTW_ESTIMATE reads and writes no data: it plans on the operands themselves
+            return "fftw", _FftwRunner(op, inorm, n, x, out, threads, False, native)
+        # FFTW_MEASURE on scratch arrays of the operands' layout and alignment, then both timed
+        tx, to = (self._scratch(r) for r in (x, out))
+        fftw_run = _FftwRunner(op, inorm, n, tx, to, threads, True, native)
+        if engines == ["fftw"]:
+            return "fftw", fftw_run
+        a = _view(tx)
+        a[...] = np.random.default_rng(0).standard_normal(a.shape).astype(a.dtype)
+        candidates: dict[str, Runner] = {"fftw": fftw_run, "ducc0": _ducc_runner(op, inorm, threads)}
+        best = dict.fromkeys(candidates, math.inf)
+        for _ in range(3):
+            for name, run in candidates.items():
+                start = time.perf_counter()
+                run(tx, to)
+                best[name] = min(best[name], time.perf_counter() - start)
+        name = min(best, key=best.__getitem__)
+        if name != "fftw":
+            fftw_run.close()
+        return name, candidates[name]
+
+    def _scratch(self, like: Ref) -> Ref:
+        """A Ref of ``like``'s shape and dtype over fresh host memory at the same 64-byte residue."""
+        dtype = like.dtype.dtype
+        raw = np.empty(like.size * dtype.itemsize + 128, np.uint8)
+        start = (-raw.ctypes.data) % 64 + _address(like) % 64
+        buffer = self.native.adopt_host(raw[start : start + like.size * dtype.itemsize])
+        return Ref(buffer, like.dtype, like.shape, like.strides, 0, like.size, True)
+
+
+def make_fft(num_threads: Callable[[], int], native: Any) -> tuple[Callable[[str, Ref, Ref, str], None], Plans]:
+    """``Backend.fft`` with ``num_threads()`` threads (the backend's own count, read at every
+    call), and its plan cache."""
+    plans = Plans(native)
 
     def fft(op: str, x: Ref, out: Ref, norm: str) -> None:
-        nonlocal ducc
         if op not in _OPS:
             raise ValueError(f"fft: unknown op {op!r}; expected one of {sorted(_OPS)}.")
         if norm not in _INORM:
             raise ValueError(f"fft: unknown norm {norm!r}; expected one of {list(_INORM)}.")
-        a, o = _view(x), _view(out)
-        _check(op, a, o)
-        if a.size == 0 or o.size == 0:
+        _check(op, x, out)
+        if x.size == 0 or out.size == 0:
             return
-        if ducc is None:
-            import ducc0.fft as ducc  # type: ignore[import-not-found]  # NOTE: on first use: 40 MB
-        kind, forward, inverse = _OPS[op]
-        inorm = _INORM[norm][inverse]
-        dst = _scratch(o) if kind != "r2c" else None
-        args = {"axes": (1,), "forward": forward, "inorm": inorm, "out": o if dst is None else dst,
-                "nthreads": num_threads()}  # fmt: skip
-        if kind == "c2r":
-            # NOTE: never allow_overwriting_input: x may be the caller's array (compact()
-            # hands a contiguous one over as it is).
-            ducc.c2r(a, lastsize=o.shape[1], **args)
-        else:
-            getattr(ducc, kind)(a, **args)
-        if dst is not None:
-            np.copyto(o, dst)
+        plans.get(op, _INORM[norm][_OPS[op][2]], x, out, num_threads())(x, out)
 
-    return fft
+    return fft, plans

@@ -68,8 +68,8 @@ def _make_backend_class() -> type[Backend]:
     support = {op: frozenset(by_name[n] for n in names)
                for kind in ("unary", "binary") for op, names in table[kind].items()}  # fmt: skip
     lapack = frozenset({ndplane.float32, ndplane.float64, ndplane.complex64, ndplane.complex128})
-    # NOTE: the FFT is ducc0's (_fft.py), claimed only where ducc0 is installed; without it the
-    # core runs the host fallback.
+    # NOTE: the FFT is FFTW's or ducc0's (_fft.py), claimed only where one of them is installed;
+    # without both the core runs the host fallback.
     fft_ops = _fft.OPS if _fft.available() else frozenset()
     support.update({op: lapack for op in (*table["linalg"], *fft_ops)})
     # NOTE: the ops this build has, from its own tables -- never the core's lists, so a newer
@@ -77,15 +77,20 @@ def _make_backend_class() -> type[Backend]:
     native_ops = frozenset(support) | frozenset(table["reduce"]) | frozenset(table["scan"]) | _KERNEL_OPS
     _capabilities = {STRIDED, INPLACE, HOST_RESIDENT, LINALG} | ({FFT} if fft_ops else set())
     _capabilities |= {f"fused:{op}" for op in table["fused"]}
+    _fft_kernel, _fft_plans = _fft.make_fft(native.num_threads, native)
 
     class CpuBackend(Backend):
-        """C++ kernels for every primitive and dtype; strided; buffers in host memory; LAPACK linalg; ducc0 FFT."""
+        """C++ kernels for every primitive and dtype; strided; buffers in host memory; LAPACK linalg; FFTW/ducc0 FFT."""
 
         name = "cpu"
-        #: Without ducc0 the FFT runs through the host fallback on purpose (NumPy's pocketfft,
-        #: in the same host memory): no FallbackWarning, even under NDPLANE_FALLBACK=error.
+        #: Without FFTW and ducc0 the FFT runs through the host fallback on purpose (NumPy's
+        #: pocketfft, in the same host memory): no FallbackWarning, even under NDPLANE_FALLBACK=error.
         host_ops = frozenset() if fft_ops else FFT_OPS
-        notes = () if fft_ops else ("fft: ducc0 is not installed (pip install 'ndplane-cpu[fft]'): NumPy's FFT on the host",)
+        notes = (
+            (f"fft: {' and '.join(_fft.engines())}, the faster measured per layout",)
+            if fft_ops
+            else ("fft: neither pyFFTW nor ducc0 is installed (pip install 'ndplane-cpu[fft]'): NumPy's FFT on the host",)
+        )
         dtypes = frozenset(ndplane.ALL_DTYPES)
         default_dtypes = _DEFAULTS
         # NOTE: INPLACE: every elementwise loop reads element i of its inputs before it writes
@@ -149,7 +154,8 @@ def _make_backend_class() -> type[Backend]:
         sort = staticmethod(native.sort)
         fused = staticmethod(native.fused)
         linalg = staticmethod(native.linalg)  # LAPACK: float32, float64, complex64, complex128
-        fft = staticmethod(_fft.make_fft(native.num_threads))  # ducc0: f32, f64, c64, c128
+        fft = staticmethod(_fft_kernel)  # FFTW or ducc0, measured per layout: f32, f64, c64, c128
+        fft_plans = _fft_plans  # which engine runs each layout (tests, benchmarks)
 
         def random_bits(self, key: int, counter: int, out: Ref) -> None:
             native.random_bits(key & _M64, counter & _M64, (counter >> 64) & _M64, out)

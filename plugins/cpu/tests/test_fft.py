@@ -1,14 +1,33 @@
-"""The FFT kernels against NumPy's pocketfft (float64 reference), every op, length and norm."""
+"""The FFT kernels against NumPy's pocketfft (float64 reference), every op, length and norm,
+through each engine (FFTW and ducc0) and through the measured choice between them."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from ndplane_cpu import _fft
+from ndplane_cpu import backend as cpu
 
+from ndplane.backend import Ref
 from ndplane.backend import reference as K
 from ndplane.backend.ops import FFT, FFT_OPS
 
-pytest.importorskip("ducc0", reason="the cpu backend's FFT is ducc0's (the plugin's [fft] extra)")
+if not _fft.available():
+    pytest.skip("the cpu backend's FFT is FFTW's or ducc0's (the plugin's [fft] extra)", allow_module_level=True)
+
+ENGINES = [e for e, ok in (("fftw", bool(_fft._fftw_libraries())), ("ducc0", _fft._ducc_available())) if ok]
+
+
+@pytest.fixture(params=[*ENGINES, "auto"])
+def kernel(request, monkeypatch):
+    """A fresh ``Backend.fft`` (its own plan cache) whose layouts all run on one engine, or
+    on the one measured faster ("auto")."""
+    monkeypatch.setenv(_fft.ENGINE_VARIABLE, request.param)
+    native = cpu._native()
+    fft, plans = _fft.make_fft(native.num_threads, native)
+    fft.plans = plans
+    fft.engine = request.param
+    return fft
 
 LENGTHS = [
     1,
@@ -55,12 +74,12 @@ def test_declared(h):
 
 @pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("op", sorted(FFT_OPS))
-def test_matches_numpy(h, op, precision):
+def test_matches_numpy(h, kernel, op, precision):
     for n in LENGTHS:
         for norm in ("backward", "ortho", "forward"):
             x, shape, out_dtype = case(h, op, n, 3, precision)
             out = h.empty(shape, out_dtype)
-            h.be.fft(op, h.put(x), out, norm)
+            kernel(op, h.put(x), out, norm)
             got = h.get(out)
             wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
             want = getattr(np.fft, op)(wide, n=n, axis=-1, norm=norm)
@@ -70,29 +89,106 @@ def test_matches_numpy(h, op, precision):
             assert err < PRECISIONS[precision][2] * np.log2(max(n, 2)), (op, n, norm, err)
 
 
-def test_against_the_reference_kernel_many_rows(h):
-    x = h.rng.standard_normal((257, 300))  # enough rows for the threaded path
-    want = np.empty((257, 151), np.complex128)
-    K.fft("rfft", x, want, "ortho")
-    out = h.empty((257, 151), np.complex128)
-    h.be.fft("rfft", h.put(x), out, "ortho")
+@pytest.mark.parametrize("op", sorted(FFT_OPS))
+def test_against_the_reference_kernel_many_rows(h, kernel, op):
+    # enough rows for the threaded paths and for a measured choice (past _fft.SMALL elements)
+    n = 300
+    x, shape, out_dtype = case(h, op, n, 257, "double")
+    want = np.empty(shape, out_dtype)
+    K.fft(op, x, want, "ortho")
+    out = h.empty(shape, out_dtype)
+    kernel(op, h.put(x), out, "ortho")
     np.testing.assert_allclose(h.get(out), want, rtol=1e-12, atol=1e-12)
+    if kernel.engine != "auto":
+        assert kernel.plans.engine(op, h.put(x), out) == kernel.engine
 
 
-def test_real_input_gives_exactly_real_dc_and_nyquist(h):
+@pytest.mark.parametrize("op", sorted(FFT_OPS))
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_rows_at_every_alignment(h, kernel, op, precision):
+    # x and out starting 0, 1, 2, ... elements past a 64-byte boundary: FFTW plans per alignment
+    for shift in range(5):
+        for m, n in ((4, 16), (130, 128)):  # an estimated plan, and a measured one
+            x, shape, out_dtype = case(h, op, n, m, precision)
+            base = np.zeros((x.size + shift,), x.dtype)
+            base[shift:] = x.ravel()
+            src = h.put(base[shift:].reshape(x.shape), base)
+            out_base = h.empty((shape[0] * shape[1] + shift,), out_dtype)
+            out = Ref(out_base.buffer, out_base.dtype, shape, (shape[1], 1), shift, shape[0] * shape[1], True)
+            kernel(op, src, out, "ortho")
+            want = getattr(np.fft, op)(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64), n=n, norm="ortho")
+            got = h.get(out_base)[shift:].reshape(shape)
+            tol = PRECISIONS[precision][2] * 10
+            assert np.max(np.abs(got - want)) / np.max(np.abs(want)) < tol, (op, shift, m, n)
+
+
+def test_real_input_gives_exactly_real_dc_and_nyquist(h, kernel):
     for n in (6, 7, 100, 101):
         x = h.rng.standard_normal((2, n))
         out = h.empty((2, n // 2 + 1), np.complex128)
-        h.be.fft("rfft", h.put(x), out, "backward")
+        kernel("rfft", h.put(x), out, "backward")
         got = h.get(out)
         assert (got[:, 0].imag == 0).all() and (n % 2 or (got[:, -1].imag == 0).all())
 
 
-def test_irfft_ignores_imaginary_dc_and_nyquist_like_numpy(h):
-    x = np.array([[1 + 5j, 2 - 1j, 3 + 7j]])  # n = 4: x[0] and x[2] are DC and Nyquist
-    out = h.empty((1, 4), np.float64)
-    h.be.fft("irfft", h.put(x), out, "backward")
-    np.testing.assert_allclose(h.get(out), np.fft.irfft(x, n=4), rtol=1e-15, atol=1e-15)
+@pytest.mark.parametrize("m", [1, 200])
+def test_irfft_ignores_imaginary_dc_and_nyquist_like_numpy(h, kernel, m):
+    for n in (4, 5, 128):
+        x = h.rng.standard_normal((m, n // 2 + 1)) + 1j * h.rng.standard_normal((m, n // 2 + 1))
+        for op in ("irfft", "hfft"):
+            out = h.empty((m, n), np.float64)
+            kernel(op, h.put(x), out, "backward")
+            np.testing.assert_allclose(h.get(out), getattr(np.fft, op)(x, n=n), rtol=1e-12, atol=1e-12)
+
+
+def test_the_input_is_never_overwritten(h, kernel):
+    for op in sorted(FFT_OPS):
+        for m, n in ((3, 16), (200, 256)):
+            x, shape, out_dtype = case(h, op, n, m, "single")
+            src = h.put(x)
+            kernel(op, src, h.empty(shape, out_dtype), "backward")
+            np.testing.assert_array_equal(h.get(src), x)
+
+
+def test_auto_measures_once_per_layout_and_keeps_the_choice(h, monkeypatch):
+    if len(ENGINES) < 2:
+        pytest.skip("needs both engines")
+    monkeypatch.setenv(_fft.ENGINE_VARIABLE, "auto")
+    native = cpu._native()
+    fft, plans = _fft.make_fft(native.num_threads, native)
+    calls = []
+    real = plans._choose
+    monkeypatch.setattr(plans, "_choose", lambda *a: calls.append(a[0]) or real(*a))
+    x = h.put(h.rng.standard_normal((256, 256)))
+    out = h.empty((256, 129), np.complex128)
+    for _ in range(3):
+        fft("rfft", x, out, "backward")
+    fft("rfft", x, out, "ortho")  # another norm: its own runner
+    assert calls == ["rfft", "rfft"]
+    assert plans.engine("rfft", x, out) in ENGINES
+
+
+def test_the_plan_cache_is_bounded(h, monkeypatch):
+    monkeypatch.setattr(_fft, "PLANS", 4)
+    native = cpu._native()
+    fft, plans = _fft.make_fft(native.num_threads, native)
+    for n in range(8, 20):
+        x = h.put(h.rng.standard_normal((2, n)))
+        fft("rfft", x, h.empty((2, n // 2 + 1), np.complex128), "backward")
+    assert len(plans.runners) == 4
+
+
+def test_engine_variable_errors(h, monkeypatch):
+    native = cpu._native()
+    x = h.put(np.ones((2, 8), np.complex128))
+    monkeypatch.setenv(_fft.ENGINE_VARIABLE, "mkl")
+    fft, _ = _fft.make_fft(native.num_threads, native)
+    with pytest.raises(ValueError, match="NDPLANE_CPU_FFT must be auto, fftw or ducc0; got 'mkl'"):
+        fft("fft", x, h.empty((2, 8), np.complex128), "backward")
+    monkeypatch.setattr(_fft, "_ducc_available", lambda: False)
+    monkeypatch.setenv(_fft.ENGINE_VARIABLE, "ducc0")
+    with pytest.raises(ValueError, match=r"NDPLANE_CPU_FFT=ducc0, but ducc0 is not installed.*ndplane-cpu\[fft\]"):
+        fft("fft", x, h.empty((2, 8), np.complex128), "backward")
 
 
 def test_empty_and_bad_arguments(h):
@@ -118,7 +214,7 @@ def test_empty_and_bad_arguments(h):
 
 
 # ---------------------------------------------------------------------------
-# through ndplane.fft on the cpu device: ducc0 behind the core's padding, axes and layouts
+# through ndplane.fft on the cpu device: the engines behind the core's padding, axes and layouts
 # ---------------------------------------------------------------------------
 nd = pytest.importorskip("ndplane")
 PRIMES = [2, 3, 5, 7, 11, 13, 97, 101, 331, 1009, 4093]
@@ -213,20 +309,24 @@ def test_api_zero_length_transform_raises():
     assert nd.fft.fft(nd.zeros((0, 4), dtype=nd.complex128, device="cpu")).shape == (0, 4)
 
 
-def test_threads_follow_the_backend(monkeypatch):
-    import ducc0
-    from ndplane_cpu import backend as cpu
-
+@pytest.mark.parametrize("engine", ENGINES)
+def test_threads_follow_the_backend(monkeypatch, engine):
+    monkeypatch.setenv(_fft.ENGINE_VARIABLE, engine)
     seen = []
-    real_c2c = ducc0.fft.c2c
-    monkeypatch.setattr(ducc0.fft, "c2c", lambda *a, **kw: seen.append(kw["nthreads"]) or real_c2c(*a, **kw))
+    if engine == "ducc0":
+        import ducc0
+
+        real_c2c = ducc0.fft.c2c
+        monkeypatch.setattr(ducc0.fft, "c2c", lambda *a, **kw: seen.append(kw["nthreads"]) or real_c2c(*a, **kw))
+    else:
+        real_plan = _fft._Fftw.plan
+        monkeypatch.setattr(_fft._Fftw, "plan", lambda self, *a: seen.append(a[5]) or real_plan(self, *a))
     native = cpu._native()
     before = native.num_threads()
     try:
-        native.set_num_threads(1)
-        nd.fft.fft(nd.ones((4, 8), dtype=nd.complex128, device="cpu"))
-        native.set_num_threads(2)
-        nd.fft.fft(nd.ones((4, 8), dtype=nd.complex128, device="cpu"))
+        for threads in (1, 2):
+            native.set_num_threads(threads)
+            nd.fft.fft(nd.ones((4, 8 + 100 * (engine == "fftw")), dtype=nd.complex128, device="cpu"))
     finally:
         native.set_num_threads(before)
     assert seen == [1, 2]
@@ -242,10 +342,7 @@ def test_api_rows_at_critical_strides(op):
     _check(got, _call(np, op, x.astype(np.complex128 if x.dtype.kind == "c" else np.float64), n=n), 1e-5)
 
 
-def test_without_ducc0_the_fft_is_not_claimed(monkeypatch):
-    from ndplane_cpu import _fft
-    from ndplane_cpu import backend as cpu
-
+def test_without_fftw_and_ducc0_the_fft_is_not_claimed(monkeypatch):
     monkeypatch.setattr(_fft, "available", lambda: False)
     cls = cpu._make_backend_class()
     assert FFT not in cls.capabilities and not (FFT_OPS & cls.ops)
