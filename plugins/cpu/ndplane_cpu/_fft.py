@@ -70,26 +70,20 @@ def _ducc_available() -> bool:
     return importlib.util.find_spec("ducc0") is not None
 
 
-def _fftw_libraries() -> dict[str, list[Path]]:
-    """By precision ("f": single, "": double), the libraries of pyFFTW's wheel that threaded FFTW
-    needs, in the order to load them: OpenMP, FFTW, FFTW's threads."""
+def _fftw_libraries() -> dict[str, Path]:
+    """By precision ("f": single, "": double), FFTW's library inside pyFFTW's wheel."""
     spec = importlib.util.find_spec("pyfftw")
     if spec is None or not spec.submodule_search_locations:
         return {}
     pkg = Path(next(iter(spec.submodule_search_locations)))
     found = {}
-    # NOTE: auditwheel puts them beside the package as pyfftw.libs/libfftw3f-<hash>.so.3.x with
-    # no rpath between them (pyFFTW's own module loads them all); delocate (macOS) in .dylibs.
+    # NOTE: auditwheel puts them beside the package as pyfftw.libs/libfftw3f-<hash>.so.3.x,
+    # delocate (macOS) in pyfftw/.dylibs. Only FFTW itself: its threads (OpenMP) stay unloaded.
     for folder in (pkg.parent / "pyfftw.libs", pkg / ".dylibs"):
-        if not folder.is_dir():
-            continue
         for precision in ("f", ""):
-            parts = [sorted(folder.glob(pattern)) for pattern in
-                     ("libgomp*", f"libfftw3{precision}[-.]*", f"libfftw3{precision}_omp*")]  # fmt: skip
-            if parts[1] and parts[2]:
-                found[precision] = [*parts[0][:1], parts[1][0], parts[2][0]]
-        if found:
-            break
+            hits = sorted(folder.glob(f"libfftw3{precision}[-.]*")) if folder.is_dir() else []
+            if hits and precision not in found:
+                found[precision] = hits[0]
     return found
 
 
@@ -148,11 +142,8 @@ _INT_MAX = (1 << 31) - 1
 class _Fftw:
     """One precision of FFTW: ``prefix`` is ``fftwf`` (single) or ``fftw`` (double)."""
 
-    def __init__(self, paths: list[Path], prefix: str) -> None:
-        # NOTE: each loaded by its path before the one that needs it: the threads library's
-        # DT_NEEDED names then match the sonames already loaded. dlsym on its handle also
-        # finds the symbols of FFTW itself, one of its dependencies.
-        lib = [ctypes.CDLL(str(path)) for path in paths][-1]
+    def __init__(self, path: Path, prefix: str) -> None:
+        lib = ctypes.CDLL(str(path))
 
         def fn(name: str, restype: Any, *argtypes: Any) -> Any:
             f = getattr(lib, f"{prefix}_{name}")
@@ -160,11 +151,6 @@ class _Fftw:
             return f
 
         p, i, u = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint
-        fn("init_threads", i)()
-        # NOTE: a process may also plan through pyFFTW itself, on its own lock: make FFTW's
-        # planner serialise every planning thread.
-        fn("make_planner_thread_safe", None)()
-        self.with_threads = fn("plan_with_nthreads", None, i)
         # (rank, n, howmany, in, inembed, istride, idist, out, onembed, ostride, odist[, sign], flags)
         many = (i, ctypes.POINTER(i), i, p, p, i, i, p, p, i, i)
         self.plans = {
@@ -177,32 +163,39 @@ class _Fftw:
             "r2c": fn("execute_dft_r2c", None, p, p, p),
             "c2r": fn("execute_dft_c2r", None, p, p, p),
         }
-        self.destroy = fn("destroy_plan", None, p)
+        #: the execute functions' addresses, for the backend's pool (_native._call_chunks)
+        self.addresses = {kind: ctypes.cast(f, ctypes.c_void_p).value for kind, f in self.execute.items()}
+        self._destroy = fn("destroy_plan", None, p)
 
-    def plan(self, kind: str, sign: int, n: int, x: Ref, out: Ref, threads: int, flags: int) -> int:
-        """A plan of the transforms of length ``n`` from the rows of ``x`` into those of ``out``,
-        which give the alignment (and are overwritten unless ``FFTW_ESTIMATE``)."""
-        (m, rows_in), rows_out = x.shape, out.shape[1]
+    def plan(self, kind: str, sign: int, n: int, m: int, x: int, x_row: int, out: int, out_row: int,
+             flags: int) -> int:  # fmt: skip
+        """A plan of ``m`` transforms of length ``n`` from rows ``x_row`` elements apart at address
+        ``x`` into rows ``out_row`` apart at ``out``; the addresses give the alignment (and their
+        memory is overwritten unless ``FFTW_ESTIMATE``)."""
         length = (ctypes.c_int * 1)(n)
-        self.with_threads(threads)
-        args = (1, length, m, _address(x), None, 1, rows_in, _address(out), None, 1, rows_out)
-        plan = self.plans[kind](*args, sign, flags) if kind == "c2c" else self.plans[kind](*args, flags)
+        args = (1, length, m, x, None, 1, x_row, out, None, 1, out_row)
+        with _planner:  # NOTE: FFTW's planner (and destroy_plan) is not thread-safe
+            plan = self.plans[kind](*args, sign, flags) if kind == "c2c" else self.plans[kind](*args, flags)
         if not plan:
             raise RuntimeError(f"fft: FFTW could not plan {m} {kind} transforms of length {n}.")
         return int(plan)
 
+    def destroy(self, plan: int) -> None:
+        with _planner:
+            self._destroy(plan)
+
 
 _fftw: dict[str, _Fftw | None] = {}
-_fftw_lock = threading.Lock()
+_planner = threading.Lock()
 
 
 def _fftw_for(dtype: np.dtype[Any]) -> _Fftw | None:
     """FFTW in ``dtype``'s precision, loaded on first use; None where pyFFTW is not installed."""
     precision = "f" if dtype in (np.float32, np.complex64) else ""
-    with _fftw_lock:
+    with _planner:
         if precision not in _fftw:
-            paths = _fftw_libraries().get(precision)
-            _fftw[precision] = None if paths is None else _Fftw(paths, "fftwf" if precision else "fftw")
+            path = _fftw_libraries().get(precision)
+            _fftw[precision] = None if path is None else _Fftw(path, "fftwf" if precision else "fftw")
         return _fftw[precision]
 
 
@@ -250,7 +243,12 @@ def _scratch(out: np.ndarray) -> np.ndarray | None:
 class _FftwRunner:
     """FFTW planned for the layout and alignment of ``x`` and ``out``, then run on any buffers
     of that layout and alignment; scaling (and hfft's/ihfft's conjugates) by the backend's own
-    kernels."""
+    kernels.
+
+    Each plan runs on one thread; a large batch is cut into one chunk of rows per thread of the
+    backend's pool, each chunk a whole number of 64-byte steps long (so every chunk starts at the
+    alignment its plan was made for), the last one with a plan of its own.
+    """
 
     def __init__(self, op: str, inorm: int, n: int, x: Ref, out: Ref, threads: int, measure: bool,
                  native: Any) -> None:  # fmt: skip
@@ -265,14 +263,27 @@ class _FftwRunner:
         flags = _MEASURE if measure else _ESTIMATE
         if kind == "c2r":
             flags |= _DESTROY_INPUT if self.conj_in else _PRESERVE_INPUT
+        (m, x_row), out_row = x.shape, out.shape[1]
+        x_bytes, out_bytes = x_row * x.dtype.dtype.itemsize, out_row * out.dtype.dtype.itemsize
+        step = max(64 // math.gcd(64, x_bytes), 64 // math.gcd(64, out_bytes))
+        per = -(-m // threads) if threads > 1 and m * max(x_row, out_row) >= SMALL else m
+        rows = min(m, -(-per // step) * step)
+        self.chunks = -(-m // rows)
+        tail = m - (self.chunks - 1) * rows
+        self.x_step, self.out_step = rows * x_bytes, rows * out_bytes
         src = self._fresh(x) if self.conj_in else None
+        xa, oa = _address(x if src is None else src), _address(out)
+        sign = _FORWARD if forward else _BACKWARD
         try:
-            sign = _FORWARD if forward else _BACKWARD
-            self.plan = fftw.plan(kind, sign, n, x if src is None else src, out, threads, flags)
+            self.plan = fftw.plan(kind, sign, n, rows, xa, x_row, oa, out_row, flags)
+            self.tail = self.plan if tail == rows else fftw.plan(
+                kind, sign, n, tail, xa + (self.chunks - 1) * self.x_step, x_row,
+                oa + (self.chunks - 1) * self.out_step, out_row, flags)  # fmt: skip
         finally:
             if src is not None:
                 native.free(src.buffer)
         self.execute = fftw.execute[kind]
+        self.address = fftw.addresses[kind]
         self.factor = (1.0, 1.0 / math.sqrt(n), 1.0 / n)[inorm]
         self.width = 2 if out.dtype.dtype.kind == "c" else 1
         self.real = _ND[_REAL.get(out.dtype.dtype, out.dtype.dtype)]
@@ -281,17 +292,24 @@ class _FftwRunner:
         buffer = self.native.alloc(x.size * x.dtype.dtype.itemsize)
         return Ref(buffer, x.dtype, x.shape, x.strides, 0, x.size, True)
 
+    def _run(self, xa: int, oa: int) -> None:
+        if self.chunks == 1:
+            self.execute(self.plan, xa, oa)
+        else:
+            self.native._call_chunks(self.address, self.plan, self.tail, xa, self.x_step, oa, self.out_step,
+                                     self.chunks)  # fmt: skip
+
     def __call__(self, x: Ref, out: Ref) -> None:
         native = self.native
         if self.conj_in:
             src = self._fresh(x)
             try:
                 native.unary("conj", x, src)
-                self.execute(self.plan, _address(src), _address(out))
+                self._run(_address(src), _address(out))
             finally:
                 native.free(src.buffer)
         else:
-            self.execute(self.plan, _address(x), _address(out))
+            self._run(_address(x), _address(out))
         if self.conj_out:
             native.unary("conj", out, out)
         if self.factor != 1.0:
@@ -301,6 +319,8 @@ class _FftwRunner:
             native.binary("multiply", flat, self.factor, flat)
 
     def close(self) -> None:
+        if self.tail != self.plan:
+            self.fftw.destroy(self.tail)
         self.fftw.destroy(self.plan)
 
 

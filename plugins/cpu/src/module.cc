@@ -710,6 +710,27 @@ void py_linalg(nb::handle op, nb::handle inputs, nb::handle outputs) {
     maybe_release(in[0].size * n, [&] { run_linalg(code, in, int(nin), out, int(nout)); });
 }
 
+// _call_chunks(fn, plan, tail, x, x_step, out, out_step, chunks): fn(plan, x + i * x_step,
+// out + i * out_step) for every i in [0, chunks) on the backend's pool, `tail` the plan of the
+// last chunk; fn is the address of a C function void(void*, void*, void*): FFTW's new-array
+// execute, which may run one plan on several threads at once (ndplane_cpu/_fft.py). FFTW's own
+// threads would be a second pool (OpenMP) spinning beside this one after every transform.
+// NOTE: private to _fft.py, which takes every address from FFTW and from the Refs it checked:
+// nothing here can tell an address from a number.
+void py_call_chunks(uintptr_t fn, uintptr_t plan, uintptr_t tail, uintptr_t x, int64_t x_step, uintptr_t out,
+                    int64_t out_step, int64_t chunks) {
+    if (!fn || !plan || !tail || !x || !out || chunks < 1)
+        throw std::invalid_argument("_call_chunks: expected non-null addresses and chunks >= 1.");
+    using Fn = void (*)(void*, void*, void*);
+    const Fn f = reinterpret_cast<Fn>(fn);
+    nb::gil_scoped_release release;
+    parallel_range(chunks, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i)
+            f(reinterpret_cast<void*>(i == chunks - 1 ? tail : plan), reinterpret_cast<void*>(x + i * x_step),
+              reinterpret_cast<void*>(out + i * out_step));
+    });
+}
+
 void py_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, nb::handle out) {
     auto [vo] = views("random_bits", out);
     maybe_release(vo.size, [&] { run_random_bits(key, ctr_lo, ctr_hi, vo); });
@@ -818,6 +839,7 @@ NB_MODULE(_native, m) {
     m.def("sort", &py_sort, nb::arg("x"), nb::arg("values_out").none(),
           nb::arg("indices_out").none(), nb::arg("descending"), nb::arg("stable"));
     m.def("random_bits", &py_random_bits);
+    m.def("_call_chunks", &py_call_chunks);
     m.def("fused", &py_fused);
     m.def("linalg", &py_linalg, "linalg(op, inputs, outputs): batched LAPACK (see Backend.linalg).");
     m.def("set_linalg_error", [](nb::handle cls) {

@@ -312,24 +312,33 @@ def test_api_zero_length_transform_raises():
 @pytest.mark.parametrize("engine", ENGINES)
 def test_threads_follow_the_backend(monkeypatch, engine):
     monkeypatch.setenv(_fft.ENGINE_VARIABLE, engine)
+    native = cpu._native()
+    fft, plans = _fft.make_fft(native.num_threads, native)
     seen = []
     if engine == "ducc0":
         import ducc0
 
         real_c2c = ducc0.fft.c2c
         monkeypatch.setattr(ducc0.fft, "c2c", lambda *a, **kw: seen.append(kw["nthreads"]) or real_c2c(*a, **kw))
-    else:
-        real_plan = _fft._Fftw.plan
-        monkeypatch.setattr(_fft._Fftw, "plan", lambda self, *a: seen.append(a[5]) or real_plan(self, *a))
-    native = cpu._native()
     before = native.num_threads()
+    x = nd.asarray(np.ones((67, 301), np.complex128), device="cpu")  # past _fft.SMALL elements
+    out = nd.empty((67, 301), dtype=nd.complex128, device="cpu")
     try:
-        for threads in (1, 2):
+        for threads in (1, 2, 3):
             native.set_num_threads(threads)
-            nd.fft.fft(nd.ones((4, 8 + 100 * (engine == "fftw")), dtype=nd.complex128, device="cpu"))
+            fft("fft", x._ref, out._ref, "backward")
+            np.testing.assert_allclose(out.to_numpy()[:, 0], 301)
     finally:
         native.set_num_threads(before)
-    assert seen == [1, 2]
+    if engine == "ducc0":
+        assert seen == [1, 2, 3]
+    else:
+        # FFTW: one plan per thread count; the rows cut into one chunk per thread, every chunk
+        # but the last a whole number of 64-byte steps (a row of 301 complex128 is 4816 bytes: 4 rows)
+        runners = [run for _, run in plans.runners.values()]
+        assert [r.chunks for r in runners] == [1, 2, 3]
+        assert [r.x_step // 4816 for r in runners] == [67, 36, 24]
+        assert all(r.x_step % 64 == 0 and r.out_step % 64 == 0 for r in runners[1:])
 
 
 @pytest.mark.parametrize("op", ONE_D)
