@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Sequence
 from typing import cast
@@ -266,15 +267,31 @@ def roll(x: Array, /, shift: int | Sequence[int], *, axis: int | Sequence[int] |
         shifts = shifts * len(axes)
     if len(shifts) != len(axes):
         raise ValueError(f"roll: shift and axis must have the same length; got {len(shifts)} and {len(axes)}.")
-    out = x
+    # NOTE: the net shift of each axis (an axis may be named twice), then one pass: each block
+    # of x copied once to its place in a fresh array (2 blocks per rolled axis, 4 for two), where
+    # one concat per axis copied everything once per axis.
+    net: dict[int, int] = {}
     for s, a in zip(shifts, axes):
         ax = _layout.normalize_axis(a, x.ndim, "roll")
-        n = x.shape[ax]
-        k = operator.index(s) % n if n else 0
-        if k:
-            lead = (slice(None),) * ax
-            out = concat([out[lead + (slice(n - k, None),)], out[lead + (slice(0, n - k),)]], axis=ax)
-    return _dispatch.copy_of(out) if out is x else out
+        net[ax] = net.get(ax, 0) + operator.index(s)
+    rolled = {ax: k % x.shape[ax] for ax, k in net.items() if x.shape[ax] and k % x.shape[ax]}
+    if not rolled or x.size == 0:
+        return _dispatch.copy_of(x)
+    out = _dispatch.empty(x.shape, x.dtype, x.device, "roll")
+    src, dst = x._ref, out._ref
+    # per rolled axis, its two blocks: (length, start in x, start in out)
+    blocks = [((k, n - k, 0), (n - k, 0, k)) for ax, k in rolled.items() for n in (x.shape[ax],)]
+    for combo in itertools.product(*blocks):
+        shape, src_off, dst_off = list(x.shape), src.offset, dst.offset
+        for ax, (length, s_start, d_start) in zip(rolled, combo):
+            shape[ax] = length
+            src_off += s_start * src.strides[ax]
+            dst_off += d_start * dst.strides[ax]
+        block = tuple(shape)
+        _dispatch.assign(view_as(out, block, dst.strides, dst_off), view_as(x, block, src.strides, src_off), "roll")
+    if _graph.is_grad_enabled() and x.requires_grad:
+        _graph.record("roll", out, (x,), (), (tuple(rolled), tuple(rolled.values())))
+    return out
 
 
 def _shift_sum(shift: int | Sequence[int]) -> int:

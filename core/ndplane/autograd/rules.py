@@ -255,6 +255,11 @@ def _concat(g: Any, node: Node) -> tuple[Any, ...]:
     return tuple(grads)
 
 
+def _roll(g: Any, node: Node) -> tuple[Any]:
+    axes, shifts = node.params
+    return (nd.roll(g, tuple(-k for k in shifts), axis=axes),)
+
+
 def _sort(g: Any, node: Node) -> tuple[Any]:
     (indices,) = node.saved_values()
     shape, axis = node.params
@@ -294,7 +299,7 @@ OTHER_RULES: dict[str, Rule] = {
     "max": _maxmin, "min": _maxmin, "cumulative_sum": _cumsum, "cumulative_prod": _cumprod,
     "take": _take, "take_of_scatter": _take_of_scatter, "reshape": _reshape, "permute_dims": _permute,
     "broadcast_to": _broadcast, "flip": _flip, "getitem": _getitem, "getitem_of_put": _getitem_of_put,
-    "setitem": _setitem, "masked_grad": _masked_grad, "concat": _concat, "sort": _sort,
+    "setitem": _setitem, "masked_grad": _masked_grad, "concat": _concat, "roll": _roll, "sort": _sort,
     "gather_sorted": _gather_sorted, "identity": lambda g, node: (g,),
 }  # fmt: skip
 

@@ -62,6 +62,8 @@ CASES: dict[str, tuple[list[tuple[int, ...]], Loss]] = {
     "reductions": ([(2, 3, 4)], lambda t: nd.sum(nd.max(t[0], axis=1) * nd.mean(t[0], axis=1)) + nd.std(t[0])),
     "matmul": ([(2, 5, 3), (3, 4)], lambda t: nd.sum(nd.sin(t[0] @ t[1]))),
     "views": ([(4, 6)], lambda t: nd.sum(t[0].T[::-2, 1:] * nd.flip(t[0], axis=0).T[::-2, 1:] ** 2)),
+    "roll+shift": ([(4, 6)], lambda t: nd.sum(nd.roll(t[0], (1, -2, 7), axis=(0, 1, 1)) * _ramp(t[0], 6))
+                   + nd.sum(nd.fft.fftshift(t[0].T[:, ::-1]) ** 2 * _ramp(t[0], 4))),
     "indexing": ([(5, 3)], lambda t: nd.sum(nd.take(t[0], nd.asarray([4, 0, 4], device=t[0].device), axis=0) ** 2)
                  + nd.sum(t[0][t[0] > 0])),
     "cumulative": ([(3, 5)], lambda t: nd.sum(nd.cumulative_sum(t[0], axis=1) * t[0])),
