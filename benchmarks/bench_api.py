@@ -87,10 +87,12 @@ def generator(lib: str, seed: int, mods: dict[str, Any]) -> Any:
 
 
 def first_call(lib: str, fn: Any) -> tuple[float, str | None, bool]:
-    """Call ``fn`` once: (seconds, error, ran through the host fallback). ndplane's call runs under
-    ``fallback_mode("error")`` first, so a host fallback shows as a FallbackError."""
+    """Call ``fn`` twice: (seconds of the second call, error, ran through the host fallback).
+    ndplane's first call runs under ``fallback_mode("error")``, so a host fallback shows as a
+    FallbackError. The first call is not the one timed: it may plan or cache (the cpu backend's
+    FFT plans and measures its engines once per layout, PyTorch's MKL makes its descriptors),
+    and a row sized by it ran as a slow one, a few cold single calls."""
     host = False
-    start = time.perf_counter()
     try:
         if lib == "ndplane" and hasattr(nd, "fallback_mode"):
             try:
@@ -98,10 +100,11 @@ def first_call(lib: str, fn: Any) -> tuple[float, str | None, bool]:
                     fn()
             except nd.FallbackError:
                 host = True
-                start = time.perf_counter()
                 fn()
         else:
             fn()
+        start = time.perf_counter()
+        fn()
     except Exception as exc:  # noqa: BLE001 - a row that fails is reported, not fatal
         return 0.0, f"{type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}", host
     return time.perf_counter() - start, None, host
@@ -116,7 +119,7 @@ def shape_of(host: tuple[Any, ...]) -> tuple[int, ...]:
 
 
 def calls(case: Case, host: tuple[Any, ...], mods: dict[str, Any], row: dict[str, Any]) -> tuple[dict, float]:
-    """Each library's call of the case, tried once: ({lib: call}, the slowest first call's seconds).
+    """Each library's call of the case, tried (first_call): ({lib: call}, the slowest second call's seconds).
     A failing call is left out and noted in ``row`` (ndplane's: no calls at all)."""
     arrays = [nd.asarray(a, device="cpu") if isinstance(a, np.ndarray) else None for a in host]
     fns, slowest = {}, 0.0

@@ -1,21 +1,22 @@
 """The cpu backend's FFT kernels: FFTW and ducc0, whichever runs a transform faster here.
 
-Two well-kept libraries, both run on zero-copy NumPy views of the backend's own buffers:
+Two well-kept libraries, both run on the backend's own buffers without copies:
 
-- **FFTW** (3.3, the libraries inside the pyFFTW wheel, called through FFTW's own C API with
-  ``ctypes``: plans made once per layout, executed on any buffers with the new-array execute
-  functions, which hold no reference to them). Its planner measures its own algorithms; it wins
-  at powers of two and in small batches.
+- **FFTW** (3.3, the library inside the pyFFTW wheel, called through FFTW's own C API with
+  ``ctypes``): plans made once per layout and run with the new-array execute functions, which
+  hold no reference to the buffers. Each plan runs on one thread; a large batch is cut into one
+  chunk of rows per thread of the backend's pool (``_native._call_chunks``). It wins at powers
+  of two and in small batches.
 - **ducc0** (pocketfft's maintained successor, the FFT of NumPy, SciPy and PyTorch's CPU path),
-  through its Python API: it wins at large lengths that are not powers of two, and it scales in
-  the same pass where FFTW needs a second one.
+  through its Python API on NumPy views: it wins at large lengths that are not powers of two,
+  and it scales in the same pass where FFTW needs a second one.
 
-The first transform of a layout (op, norm, dtype, rows, length, alignment, threads) plans FFTW
-with ``FFTW_MEASURE`` and times both engines on scratch arrays of that layout; the faster one
-runs every later transform of the layout (``_Plans``). Small transforms take FFTW's
-``FFTW_ESTIMATE`` plan without a measurement; very large ones take ducc0 (a measurement would
-need a second copy of the data). With one library installed, that one runs everything.
-docs/performance.md ("FFT") has the measurements behind each choice.
+The first transform of a layout (op, norm, dtype, shape, alignment, threads) plans FFTW with
+``FFTW_MEASURE`` and times both engines on scratch arrays of that layout; the faster one runs
+every later transform of the layout (``Plans``). Small transforms take FFTW's ``FFTW_ESTIMATE``
+plan without a measurement; very large ones take ducc0 (a measurement would need a second copy
+of the data). With one library installed, that one runs everything; ``NDPLANE_CPU_FFT`` pins one.
+docs/performance.md ("FFT on the cpu backend") has the measurements behind each choice.
 """
 
 from __future__ import annotations
