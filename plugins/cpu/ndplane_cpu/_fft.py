@@ -60,7 +60,7 @@ SMALL = 1 << 14
 #: Above this many bytes of input and output, ducc0 runs the transform unmeasured: measuring
 #: would need scratch arrays as large as the operands (and FFTW_MEASURE several passes).
 LARGE = 64 << 20
-#: Plans kept (least recently used dropped first); a plan holds FFTW's twiddles, no buffers.
+#: Layouts kept (least recently used dropped first); a plan holds FFTW's twiddles, no buffers.
 PLANS = 128
 #: ``auto`` (the default), ``fftw`` or ``ducc0``: the engine of every layout planned after it is set
 #: (one engine gives the same bits run after run and machine after machine).
@@ -319,10 +319,16 @@ class _FftwRunner:
             flat = Ref(out.buffer, self.real, (size,), (1,), out.offset * self.width, size, True)
             native.binary("multiply", flat, self.factor, flat)
 
-    def close(self) -> None:
-        if self.tail != self.plan:
-            self.fftw.destroy(self.tail)
-        self.fftw.destroy(self.plan)
+    def __del__(self) -> None:
+        # NOTE: the plans die with the runner, never when the cache drops it: a thread that took
+        # the runner from the cache holds it until its transform has run.
+        try:
+            if getattr(self, "tail", None) not in (None, getattr(self, "plan", None)):
+                self.fftw.destroy(self.tail)
+            if getattr(self, "plan", None) is not None:
+                self.fftw.destroy(self.plan)
+        except Exception:  # noqa: BLE001 - at interpreter exit ctypes may be gone
+            pass
 
 
 # ---------------------------------------------------------------------------
@@ -345,9 +351,7 @@ class Plans:
                 return hit[1]
             chosen = self.runners[key] = self._choose(op, inorm, x, out, threads)
             while len(self.runners) > PLANS:
-                _, (_, old) = self.runners.popitem(last=False)
-                if isinstance(old, _FftwRunner):
-                    old.close()
+                self.runners.popitem(last=False)
             return chosen[1]
 
     def engine(self, op: str, x: Ref, out: Ref) -> str | None:
@@ -395,8 +399,6 @@ class Plans:
                 run(tx, to)
                 best[name] = min(best[name], time.perf_counter() - start)
         name = min(best, key=best.__getitem__)
-        if name != "fftw":
-            fftw_run.close()
         return name, candidates[name]
 
     def _scratch(self, like: Ref) -> Ref:

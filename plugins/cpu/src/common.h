@@ -19,7 +19,6 @@
 
 namespace ndp {
 
-
 template <class T> struct is_complex : std::false_type {};
 template <class T> struct is_complex<std::complex<T>> : std::true_type {};
 template <class T> inline constexpr bool is_complex_v = is_complex<T>::value;

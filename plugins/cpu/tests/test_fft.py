@@ -172,10 +172,16 @@ def test_the_plan_cache_is_bounded(h, monkeypatch):
     monkeypatch.setattr(_fft, "PLANS", 4)
     native = cpu._native()
     fft, plans = _fft.make_fft(native.num_threads, native)
-    for n in range(8, 20):
+    x0 = h.put(h.rng.standard_normal((2, 8)))
+    out0 = h.empty((2, 5), np.complex128)
+    held = plans.get("rfft", 0, x0, out0, native.num_threads())  # as a kernel call holds it
+    for n in range(9, 20):
         x = h.put(h.rng.standard_normal((2, n)))
         fft("rfft", x, h.empty((2, n // 2 + 1), np.complex128), "backward")
     assert len(plans.runners) == 4
+    # dropped from the cache while held: its plan lives until the runner does
+    held(x0, out0)
+    np.testing.assert_allclose(h.get(out0), np.fft.rfft(h.get(x0)), rtol=1e-12, atol=1e-12)
 
 
 def test_engine_variable_errors(h, monkeypatch):
