@@ -22,6 +22,7 @@ docs/performance.md ("FFT on the cpu backend") has the measurements behind each 
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib.util
 import math
 import os
@@ -71,8 +72,10 @@ def _ducc_available() -> bool:
     return importlib.util.find_spec("ducc0") is not None
 
 
+@functools.cache
 def _fftw_libraries() -> dict[str, Path]:
-    """By precision ("f": single, "": double), FFTW's library inside pyFFTW's wheel."""
+    """By precision ("f": single, "": double), FFTW's library inside pyFFTW's wheel (looked up
+    once: available(), engines() and each precision's first load all ask)."""
     spec = importlib.util.find_spec("pyfftw")
     if spec is None or not spec.submodule_search_locations:
         return {}
@@ -107,6 +110,11 @@ def _view(ref: Ref) -> np.ndarray:
 
 def _address(ref: Ref) -> int:
     return ref.buffer.address + ref.offset * ref.dtype.dtype.itemsize
+
+
+def _layout(x: Ref, out: Ref) -> tuple[Any, ...]:
+    """What a plan depends on besides op, norm and threads: dtype, shapes, 64-byte alignments."""
+    return x.dtype, x.shape, out.shape, _address(x) % 64, _address(out) % 64
 
 
 def _check(op: str, x: Ref, out: Ref) -> None:
@@ -343,7 +351,7 @@ class Plans:
         self.runners: OrderedDict[tuple[Any, ...], tuple[str, Runner]] = OrderedDict()
 
     def get(self, op: str, inorm: int, x: Ref, out: Ref, threads: int) -> Runner:
-        key = (op, inorm, x.dtype, x.shape, out.shape, _address(x) % 64, _address(out) % 64, threads)
+        key = (op, inorm, _layout(x, out), threads)
         with self.lock:
             hit = self.runners.get(key)
             if hit is not None:
@@ -356,8 +364,8 @@ class Plans:
 
     def engine(self, op: str, x: Ref, out: Ref) -> str | None:
         """The engine chosen for ``op`` on this layout (any norm and thread count), if any yet."""
-        where = (x.dtype, x.shape, out.shape, _address(x) % 64, _address(out) % 64)
-        hits = [name for key, (name, _) in self.runners.items() if key[0] == op and key[2:7] == where]
+        where = _layout(x, out)
+        hits = [name for key, (name, _) in self.runners.items() if key[0] == op and key[2] == where]
         return hits[-1] if hits else None
 
     def _choose(self, op: str, inorm: int, x: Ref, out: Ref, threads: int) -> tuple[str, Runner]:
