@@ -409,6 +409,7 @@ def _tables() -> list[Case]:
         Case("meshgrid (views)", "creation", "axes", lambda m, a, b: m.meshgrid(a, b),
              lambda m, a, b: np.meshgrid(a, b, copy=False), lambda t, a, b: t.meshgrid(a, b, indexing="xy")),
         Case("asarray (from NumPy)", "creation", "host", lambda m, h: m.asarray(h, copy=True), SAME, SAME),
+        Case("asarray copy=False (shared)", "creation", "host", lambda m, h: m.asarray(h, copy=False), SAME, SAME),
         # searching
         Case("where", "searching", "where", lambda m, c, x, y: m.where(c, x, y), SAME, SAME),
         Case("nonzero", "searching", "sparse", lambda m, x: m.nonzero(x), SAME, lambda t, x: t.nonzero(x, as_tuple=True),

@@ -221,6 +221,24 @@ def from_host(host: np.ndarray, device: Device, name: str = "asarray", adopt: bo
     return _new_contiguous(Storage(buf, device, backend, host.nbytes), dtype, host.shape, host.size)
 
 
+def share_host(host: np.ndarray, device: Device) -> Array | None:
+    """An Array over ``host``'s own memory (no copy: writes through either show in the other),
+    where ``device`` is host-resident and takes it (``Backend.adopt_host``): a C-contiguous,
+    aligned, writeable, non-empty array of an ndplane dtype. None where it cannot."""
+    backend = device.backend
+    flags = host.flags
+    if not (flags.c_contiguous and flags.aligned and flags.writeable and host.size
+            and "host" in backend.capabilities):  # fmt: skip
+        return None
+    dtype = _dtypes.FROM_NUMPY[host.dtype]
+    if dtype not in backend.dtypes:
+        return None
+    buf = backend.adopt_host(host)
+    if buf is None:
+        return None
+    return _new_contiguous(Storage(buf, device, backend, host.nbytes), dtype, host.shape, host.size)
+
+
 def compact(x: Array) -> Array:
     """``x`` if it is C-contiguous, else a contiguous copy (the "view tax")."""
     if x._ref.contiguous:

@@ -167,10 +167,12 @@ class Backend:
         """Optional: a buffer handle over ``array``'s own memory, without a copy; ``None`` declines.
 
         Called only on backends with the ``"host"`` capability, with a C-contiguous, aligned,
-        writable ``array`` of a supported dtype that belongs to the new array alone:
-        ``ndplane.load`` passes tensors memory-mapped from a checkpoint (copy-on-write, so
-        writes never reach the file), unpickling the bytes an array arrived in (protocol 5:
-        a Dask worker's received frame). The handle is then
+        writable, non-empty ``array`` of a supported dtype: one that belongs to the new array
+        alone (``ndplane.load`` passes tensors memory-mapped from a checkpoint, copy-on-write,
+        so writes never reach the file; unpickling, the bytes an array arrived in, protocol 5:
+        a Dask worker's received frame), or one the user shares on purpose
+        (``asarray(a, copy=False)``), which the user may go on reading and writing through
+        NumPy between kernels. The handle is then
         like one from ``from_host``: the core writes through it, passes it in Refs and frees it
         once, so keep ``array`` alive with it and count it in ``memory_stats``. The default
         returns ``None`` and the core copies through ``from_host`` instead.

@@ -240,3 +240,31 @@ def test_batch_norm_inference(device: nd.Device, shape: tuple[int, ...]) -> None
                     g = 1 / np.sqrt(var.astype(np.float64) + 1e-5) * (weight if affine else 1)
                     assert xs.grad is not None
                     h.assert_same(xs.grad, h.to_result(np.broadcast_to(g.reshape(c), shape), dtype), dtype, scale=8)
+
+
+@pytest.mark.parametrize("shape", [(7,), (2, 3), (0,), ()])
+def test_one_hot_every_dtype(device: nd.Device, shape: tuple[int, ...]) -> None:
+    """``nn.functional.one_hot`` on both of its roads (a scatter of ones where the device scatters
+    the dtype natively, else a comparison with every class): every label dtype into every
+    output dtype, against NumPy; labels out of range raise IndexError naming the label."""
+    F = nd.nn.functional
+    rng = np.random.default_rng(5)
+    labels = rng.integers(0, 5, shape)
+    ints = h.supported(device, ("int", "uint"))
+    for lt in ints:
+        lab = nd.asarray(labels.astype(h.np_dtype(lt)), device=device)
+        for dt in [None, *h.supported(device)]:
+            got = F.one_hot(lab, 5, dtype=dt)
+            want = labels[..., None] == np.arange(5)
+            expect = dt or device.backend.default_dtypes["real floating"]
+            assert got.shape == shape + (5,) and got.dtype is expect and got.device == device
+            h.assert_same(got, want.astype(h.np_dtype(expect)), expect, exact=True,
+                          msg=f"one_hot {lt.name} -> {expect.name}: ")  # fmt: skip
+    lab = nd.asarray([0, 5, 1], dtype=ints[0], device=device)
+    with pytest.raises(IndexError, match="label 5"):
+        F.one_hot(lab, 5)
+    if nd.int8 in ints:
+        with pytest.raises(IndexError, match="label -1"):
+            F.one_hot(nd.asarray([0, -1], dtype=nd.int8, device=device), 5)
+    with pytest.raises(TypeError, match="one_hot"):
+        F.one_hot(nd.asarray([0.0], device=device), 5)

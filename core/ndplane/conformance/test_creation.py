@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 
 import ndplane as nd
-from ndplane.backend import ops
+from ndplane.backend import Backend, ops
 from ndplane.conformance import _helpers as h
 
 ALL_NAMES = [d.name for d in nd.ALL_DTYPES]
@@ -63,6 +63,45 @@ def test_asarray_python_data_gets_default_dtypes(device: nd.Device) -> None:
     y = nd.asarray(x, copy=True)
     assert y._storage is not x._storage
     assert nd.asarray(x) is x
+
+
+def test_asarray_copy_of_numpy_arrays(device: nd.Device) -> None:
+    """copy=None and copy=True copy a NumPy array; copy=False shares its memory where the device
+    is host-resident and the array C-contiguous, aligned, writeable and of the asked dtype, and
+    raises ValueError everywhere else (never a silent copy)."""
+    backend = device.backend
+    # NOTE: sharing is optional: a host-resident backend that keeps Backend.adopt_host's default
+    # (pylist) declines, and copy=False then raises like on any other device
+    host_resident = "host" in backend.capabilities and type(backend).adopt_host is not Backend.adopt_host
+    for dtype in h.supported(device):
+        src = np.arange(6).reshape(2, 3).astype(h.np_dtype(dtype))
+        before = src.copy()
+        copied, copied_too = nd.asarray(src, device=device), nd.asarray(src, device=device, copy=True)
+        if host_resident:
+            shared = nd.asarray(src, device=device, copy=False)
+            assert shared.dtype is dtype and shared.shape == (2, 3) and shared.device == device
+            src[1] = src[0]
+            h.assert_same(shared, src, dtype, exact=True, msg=f"{dtype.name} shared: ")
+            shared[0, 0] = src[1, 2]  # a write through the Array shows in the NumPy array
+            assert src[0, 0] == src[1, 2], f"{dtype.name}: the write did not reach NumPy's memory"
+        else:
+            with pytest.raises(ValueError, match="copy=False"):
+                nd.asarray(src, device=device, copy=False)
+        for c in (copied, copied_too):
+            h.assert_same(c, before, dtype, exact=True, msg=f"{dtype.name} copied: ")
+    x = np.arange(6.0).reshape(2, 3)
+    fdt = h.default(device, "real floating")
+    readonly = x.astype(h.np_dtype(fdt))
+    readonly.flags.writeable = False
+    other = nd.float32 if fdt is not nd.float32 else nd.float64
+    for bad in (readonly, x.astype(h.np_dtype(fdt)).T, np.zeros((0, 2), h.np_dtype(fdt))):
+        with pytest.raises(ValueError, match="copy=False"):
+            nd.asarray(bad, device=device, copy=False)
+    if other in device.backend.dtypes:
+        with pytest.raises(ValueError, match="copy=False"):
+            nd.asarray(x.astype(h.np_dtype(fdt)), dtype=other, device=device, copy=False)
+    with pytest.raises(ValueError, match="copy=False"):
+        nd.asarray([1.0, 2.0], device=device, copy=False)
 
 
 def test_creation_functions(device: nd.Device) -> None:

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import math
+import operator
 
 from .. import _dispatch, _elementwise, _graph, _layout
 from .. import _namespace as nd
@@ -294,15 +295,38 @@ def embedding(indices: Array, weight: Array) -> Array:
 
 
 def one_hot(labels: Array, num_classes: int, dtype: nd.DType | None = None) -> Array:
-    """(N,) integer labels as an (N, num_classes) 0/1 array.
+    """Integer ``labels`` of any shape as 0/1 rows of ``num_classes``: shape ``labels.shape +
+    (num_classes,)``, in ``dtype`` (the device's default float if None). Labels outside
+    ``[0, num_classes)`` raise IndexError, as PyTorch's do.
+
+    One write of the zeros and one scatter of a 1 per label where the device scatters the dtype
+    natively (not a comparison with every class and a cast: 2.2x the time for 1000 x 1000).
 
     >>> import ndplane as nd
     >>> one_hot(nd.asarray([2, 0]), 3).tolist()
     [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
     """
-    classes = nd.arange(num_classes, dtype=labels.dtype, device=labels.device)
-    hot = nd.expand_dims(labels, axis=-1) == classes
-    return nd.astype(hot, dtype or labels.device.backend.default_dtypes["real floating"])
+    if not isinstance(labels, Array) or labels.dtype.kind not in ("int", "uint"):
+        got = labels.dtype.name if isinstance(labels, Array) else type(labels).__name__
+        raise TypeError(f"one_hot: labels must be an integer ndplane array; got {got}.")
+    c = operator.index(num_classes)
+    if c < 0:
+        raise ValueError(f"one_hot: num_classes must be >= 0; got {c}.")
+    dev = labels.device
+    dt = dtype or dev.backend.default_dtypes["real floating"]
+    n = labels.size
+    if n:
+        lo, hi = _dispatch.bounds(labels)
+        if lo < 0 or hi >= c:
+            raise IndexError(f"one_hot: label {lo if lo < 0 else hi} is out of bounds for {c} classes.")
+    if dt is nd.bool or _dispatch._kernel_path(dev, "scatter_add", dt) != _dispatch.NATIVE:
+        classes = nd.arange(c, dtype=labels.dtype, device=dev)
+        return nd.astype(nd.expand_dims(labels, axis=-1) == classes, dt)
+    out = nd.zeros((1, n * c), dtype=dt, device=dev)
+    if n:
+        flat = _flat_targets(nd.reshape(labels, (n,)), (n, c), checked=True)
+        _dispatch.scatter_add_last(out, flat, nd.ones((1, n), dtype=dt, device=dev))
+    return nd.reshape(out, (*labels.shape, c))
 
 
 def _reduce(loss: Array, reduction: str, name: str) -> Array:
@@ -376,12 +400,12 @@ def _check_nll(log_probs: Array, target: Array, reduction: str) -> None:
         raise ValueError(f"nll_loss: reduction must be 'mean', 'sum' or 'none'; got {reduction!r}.")
 
 
-def _flat_targets(target: Array, shape: tuple[int, ...]) -> Array:
+def _flat_targets(target: Array, shape: tuple[int, ...], checked: bool = False) -> Array:
     # NOTE: row i's class as a position in the flattened (N*C,) log-probabilities, so that the
     # loss is one gather of N values (and its gradient one scatter), never an (N, C) one-hot.
     n, c = shape
-    if n:
-        lo, hi = int(nd.min(target)), int(nd.max(target))
+    if n and not checked:
+        lo, hi = _dispatch.bounds(target)
         if lo < 0 or hi >= c:
             raise IndexError(f"nll_loss: target {lo if lo < 0 else hi} is out of bounds for {c} classes.")
     index = target.device.backend.default_dtypes["indexing"]

@@ -456,3 +456,14 @@ def test_clip_kernel_checks():
         be.fused("clip", (x._ref,), held(nd.empty((5,), dtype=nd.float64, device="cpu")), {"min": 0.0, "max": 1.0})
     with pytest.raises(ValueError, match="shape"):
         be.fused("clip", (x._ref,), held(nd.empty((4,), dtype=nd.float32, device="cpu")), {"min": 0.0, "max": 1.0})
+
+
+@pytest.mark.parametrize("args", [(1000003,), (0.5, 1000003.7, 1.3), (-5.0, 5.0, 0.001), (3.0, -2.0, -0.25),
+                                  (2**40, 2**40 + 70000, 1)])
+def test_fused_arange_of_floats_matches_the_host_values(args):
+    """The float loop counts each chunk from its start (an int32 offset: no per-element int64
+    conversion); the values are the reference backend's to the bit, large offsets too."""
+    for dt in (nd.float16, nd.float32, nd.float64):
+        got, want = nd.arange(*args, dtype=dt, device="cpu"), nd.arange(*args, dtype=dt, device="numpy")
+        with np.errstate(over="ignore"):
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=f"{args} {dt.name}")

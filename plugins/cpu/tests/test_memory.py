@@ -208,3 +208,14 @@ def test_freed_large_blocks_leave_resident_memory_without_the_cache():
     env.pop("GLIBC_TUNABLES", None)
     run = subprocess.run([sys.executable, "-c", _RSS_AFTER_FREE], env=env, check=True, capture_output=True, text=True)
     assert int(run.stdout.split()[-1]) < 4, f"{run.stdout.split()[-1]} MiB still resident after the arrays were freed"
+
+
+@pytest.mark.parametrize("nbytes", [1, 7, 4096, (1 << 18) * 6 - 3, (1 << 21) + 5])
+def test_from_host_copies_every_byte_in_chunks_over_the_pool(h, nbytes):
+    """from_host copies large arrays in chunks on every pool thread: every byte lands once, at
+    odd lengths around the chunk size too."""
+    src = np.random.default_rng(nbytes).integers(0, 256, nbytes, dtype=np.uint8)
+    buf = h.be.from_host(src)
+    got = h.be.to_host(Ref(buf, ndplane.uint8, (nbytes,), (1,), 0, nbytes, True))
+    np.testing.assert_array_equal(got, src)
+    h.be.free(buf)
