@@ -84,17 +84,20 @@ void valid_range(int64_t off, int64_t s, int64_t n, int64_t count, int64_t& o0, 
 // at OW = 4 the three libc calls cost more than the row.
 inline constexpr int64_t SHORT_ROW = 32;
 
-template <class T> void im2col(const Geo& q, const T* x, int64_t c, T* cols, int64_t ld) {
+// Output rows [oy0, oy1) only (a row block), from the block's first column on.
+template <class T>
+void im2col(const Geo& q, const T* x, int64_t c, T* cols, int64_t ld, int64_t oy0 = 0, int64_t oy1 = -1) {
     const ConvParams& p = q.p;
     const T* plane = x + c * q.H * q.W;
+    if (oy1 < 0) oy1 = q.OH;
     for (int64_t i = 0; i < q.KH; ++i)
         for (int64_t j = 0; j < q.KW; ++j) {
             T* row = cols + ((c * q.KH + i) * q.KW + j) * ld;
             const int64_t off = j * p.dw - p.pw;
             int64_t o0, o1;
             valid_range(off, p.sw, q.W, q.OW, o0, o1);
-            for (int64_t oy = 0; oy < q.OH; ++oy) {
-                T* r = row + oy * q.OW;
+            for (int64_t oy = oy0; oy < oy1; ++oy) {
+                T* r = row + (oy - oy0) * q.OW;
                 const int64_t iy = oy * p.sh - p.ph + i * p.dh;
                 if (iy < 0 || iy >= q.H || o0 == o1) {
                     std::fill(r, r + q.OW, T(0));
@@ -155,15 +158,31 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t
 }
 
 // Images go in chunks of B whose im2col matrices sit side by side, (CK, B * L), so that a
-// small image still makes one large gemm.
+// small image still makes one large gemm. An image whose matrix alone is larger (B = 1) goes,
+// where its images run one thread each (`blocks`), in blocks of R output rows, (CK, R * OW):
+// each block's matrix is read by its gemm while it is still in the core's L2, where the
+// whole image's (2.4 MB for 16 channels of 64 x 64, 3 x 3) went out to memory and back.
 template <class T> struct Chunks {
     const Geo& q;
-    int64_t B;
+    int64_t B, R;
     std::unique_ptr<T[]> cols, tmp;  // (CK, B * L), (Og, B * L)
-    Chunks(const Geo& g, int64_t images) : q(g) {
+    Chunks(const Geo& g, int64_t images, bool blocks = false) : q(g) {
         B = std::clamp<int64_t>((int64_t(1) << 18) / std::max<int64_t>(1, q.CK * q.L), 1, std::max<int64_t>(1, images));
-        cols.reset(new T[static_cast<size_t>(std::max<int64_t>(1, q.CK * B * q.L))]);
+        R = B == 1 && blocks && !q.direct()
+                ? std::clamp<int64_t>((int64_t(1) << 16) / std::max<int64_t>(1, q.CK * q.OW), 1, std::max<int64_t>(1, q.OH))
+                : q.OH;
+        cols.reset(new T[static_cast<size_t>(std::max<int64_t>(1, q.CK * B * (R < q.OH ? R * q.OW : q.L)))]);
         if (B > 1) tmp.reset(new T[static_cast<size_t>(std::max<int64_t>(1, q.Og * B * q.L))]);
+    }
+    bool row_blocks() const { return R < q.OH; }
+    // fn(oy0, oy1, cols of the block, its width) over the row blocks of image n, group g.
+    template <class F> void each_block(const T* x, int64_t n, int64_t g, F&& fn) {
+        const T* xg = x + (n * q.C + g * q.Cg) * q.H * q.W;
+        for (int64_t oy0 = 0; oy0 < q.OH; oy0 += R) {
+            const int64_t oy1 = std::min(q.OH, oy0 + R), width = (oy1 - oy0) * q.OW;
+            for (int64_t c = 0; c < q.Cg; ++c) im2col(q, xg, c, cols.get(), width, oy0, oy1);
+            fn(oy0, width, cols.get());
+        }
     }
     // fn(b, r) for b in [0, nb) and r in [0, rows), over the pool; one item copies `work` elements.
     template <class F> static void each(int64_t nb, int64_t rows, int64_t work, F&& fn) {
@@ -188,14 +207,23 @@ template <class T> struct Chunks {
     }
 };
 
-template <class T> void forward(const Geo& q, const T* x, const T* w, const T* bias, T* y, int64_t n1, int64_t n2) {
-    Chunks<T> ch(q, n2 - n1);
+template <class T>
+void forward(const Geo& q, const T* x, const T* w, const T* bias, T* y, int64_t n1, int64_t n2, bool blocks) {
+    Chunks<T> ch(q, n2 - n1, blocks);
     for (int64_t n0 = n1; n0 < n2; n0 += ch.B) {
         const int64_t nb = std::min(ch.B, n2 - n0), ld = nb * q.L;
         for (int64_t g = 0; g < q.G; ++g) {
             const T* wg = w + g * q.Og * q.CK;
             const T* bg = bias ? bias + g * q.Og : nullptr;
             T* yg = y + (n0 * q.O + g * q.Og) * q.L;
+            if (ch.row_blocks()) {
+                if (bg)
+                    for (int64_t o = 0; o < q.Og; ++o) std::fill(yg + o * q.L, yg + (o + 1) * q.L, bg[o]);
+                ch.each_block(x, n0, g, [&](int64_t oy0, int64_t width, const T* cols) {
+                    gemm<T>(false, false, q.Og, width, q.CK, wg, q.CK, cols, width, T(bg ? 1 : 0), yg + oy0 * q.OW, q.L);
+                });
+                continue;
+            }
             if (nb == 1 && q.direct()) {
                 if (bg)
                     for (int64_t o = 0; o < q.Og; ++o) std::fill(yg + o * q.L, yg + (o + 1) * q.L, bg[o]);
@@ -239,12 +267,21 @@ template <class T> void grad_input(const Geo& q, const T* gy, const T* w, T* gx,
     }
 }
 
-template <class T> void grad_weight(const Geo& q, const T* x, const T* gy, T* gw, int64_t n1, int64_t n2) {
-    Chunks<T> ch(q, n2 - n1);
+template <class T>
+void grad_weight(const Geo& q, const T* x, const T* gy, T* gw, int64_t n1, int64_t n2, bool blocks) {
+    Chunks<T> ch(q, n2 - n1, blocks);
     std::fill(gw, gw + q.O * q.CK, T(0));
     for (int64_t n0 = n1; n0 < n2; n0 += ch.B) {
         const int64_t nb = std::min(ch.B, n2 - n0), ld = nb * q.L;
         for (int64_t g = 0; g < q.G; ++g) {
+            if (ch.row_blocks()) {  // gw += g's columns of the block @ the block's cols^T
+                const T* gyg = gy + (n0 * q.O + g * q.Og) * q.L;
+                ch.each_block(x, n0, g, [&](int64_t oy0, int64_t width, const T* cols) {
+                    gemm<T>(false, true, q.Og, q.CK, width, gyg + oy0 * q.OW, q.L, cols, width, T(1),
+                            gw + g * q.Og * q.CK, q.CK);
+                });
+                continue;
+            }
             const T* src = ch.gather(gy, n0, nb, g);
             const T* cols = x + (n0 * q.C + g * q.Cg) * q.H * q.W;
             if (!(nb == 1 && q.direct())) {
@@ -292,6 +329,10 @@ template <class F> void one_blas_thread(F&& f) {
     scipy_openblas_set_num_threads(blas_threads);
 }
 
+// Whether over_images runs each image on one thread (the pool's, or the only one): then an
+// image's gemms are small enough to go block by block (Chunks::R).
+bool one_thread_each(const Geo& q) { return num_threads() < 2 || q.N >= 2; }
+
 // fn(n1, n2) over ranges of images: on the pool when there are several threads and images,
 // else on the calling thread (one image: OpenBLAS's own threads share the gemm).
 template <class F> void over_images(const Geo& q, F&& fn) {
@@ -304,20 +345,20 @@ template <class T> void run_typed(const Geo& q, const View& a, const View* b, co
     switch (q.p.pass) {
         case CONV_FORWARD:
             return over_images(q, [&](int64_t n1, int64_t n2) {
-                forward<T>(q, ptr(a), ptr(*b), c ? ptr(*c) : nullptr, ptr(out), n1, n2);
+                forward<T>(q, ptr(a), ptr(*b), c ? ptr(*c) : nullptr, ptr(out), n1, n2, one_thread_each(q));
             });
         case CONV_GRAD_INPUT:
             return over_images(q, [&](int64_t n1, int64_t n2) { grad_input<T>(q, ptr(a), ptr(*b), ptr(out), n1, n2); });
         case CONV_GRAD_WEIGHT: {
             // one partial sum per range of images, added up at the end
             const int64_t parts = q.N > 1 ? std::min<int64_t>(q.N, num_threads()) : 1, size = q.O * q.CK;
-            if (parts == 1) return grad_weight<T>(q, ptr(a), ptr(*b), ptr(out), 0, q.N);
+            if (parts == 1) return grad_weight<T>(q, ptr(a), ptr(*b), ptr(out), 0, q.N, num_threads() < 2);
             std::unique_ptr<T[]> partial(new T[static_cast<size_t>(std::max<int64_t>(1, (parts - 1) * size))]);
             one_blas_thread([&] {
                 parallel_range(parts, 1, [&](int64_t t0, int64_t t1) {
                     for (int64_t t = t0; t < t1; ++t)
                         grad_weight<T>(q, ptr(a), ptr(*b), t ? partial.get() + (t - 1) * size : ptr(out),
-                                       q.N * t / parts, q.N * (t + 1) / parts);
+                                       q.N * t / parts, q.N * (t + 1) / parts, true);
                 });
             });
             T* gw = ptr(out);

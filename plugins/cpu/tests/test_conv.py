@@ -26,6 +26,11 @@ CASES = [
     ((2, 3, 6, 40), (4, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1),
     ((2, 2, 5, 70), (3, 2, 2, 3), (1, 2), (0, 2), (1, 2), 1),
     ((1, 2, 3, 33), (2, 2, 3, 1), (1, 1), (2, 0), (1, 1), 1),
+    # an image's im2col matrix above 2^18 elements: forward and grad weight go by blocks of output
+    # rows where each image runs on one thread (a last block shorter than the others)
+    ((2, 8, 40, 100), (6, 8, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((2, 8, 70, 90), (3, 8, 3, 5), (2, 1), (1, 2), (2, 1), 1),
+    ((3, 16, 64, 64), (4, 8, 3, 3), (1, 1), (1, 1), (1, 1), 2),
 ]
 
 
