@@ -175,7 +175,8 @@ template <class T> struct Chunks {
         if (B > 1) tmp.reset(new T[static_cast<size_t>(std::max<int64_t>(1, q.Og * B * q.L))]);
     }
     bool row_blocks() const { return R < q.OH; }
-    // fn(oy0, oy1, cols of the block, its width) over the row blocks of image n, group g.
+    // fn(oy0, width, cols) over the row blocks of image n, group g: the block starts at output
+    // row oy0 and its matrix `cols` is (CK, width), width = its rows times OW.
     template <class F> void each_block(const T* x, int64_t n, int64_t g, F&& fn) {
         const T* xg = x + (n * q.C + g * q.Cg) * q.H * q.W;
         for (int64_t oy0 = 0; oy0 < q.OH; oy0 += R) {
