@@ -213,25 +213,29 @@ def from_host(host: np.ndarray, device: Device, name: str = "asarray", adopt: bo
     dtype = _dtypes.FROM_NUMPY[host.dtype]
     backend = check_dtype(device, dtype, name)
     host = np.asarray(host, order="C")  # NOTE: not ascontiguousarray, which makes 0-d arrays 1-d
-    buf = None
-    if adopt and "host" in backend.capabilities and host.flags.aligned and host.flags.writeable:
-        buf = backend.adopt_host(host)
-    if buf is None:
+    out = _adopted(host, device, backend, dtype) if adopt else None
+    if out is None:
         buf = backend.from_host(host)
-    return _new_contiguous(Storage(buf, device, backend, host.nbytes), dtype, host.shape, host.size)
+        out = _new_contiguous(Storage(buf, device, backend, host.nbytes), dtype, host.shape, host.size)
+    return out
 
 
 def share_host(host: np.ndarray, device: Device) -> Array | None:
     """An Array over ``host``'s own memory (no copy: writes through either show in the other),
     where ``device`` is host-resident and takes it (``Backend.adopt_host``): a C-contiguous,
     aligned, writeable, non-empty array of an ndplane dtype. None where it cannot."""
+    dtype = _dtypes.FROM_NUMPY[host.dtype]
     backend = device.backend
+    return _adopted(host, device, backend, dtype) if dtype in backend.dtypes else None
+
+
+def _adopted(host: np.ndarray, device: Device, backend: Backend, dtype: _dtypes.DType) -> Array | None:
+    """An Array over ``host``'s memory through ``Backend.adopt_host``, offered only what its
+    contract promises (a host-resident backend; C-contiguous, aligned, writeable, non-empty);
+    None where it is not offered or declines."""
     flags = host.flags
     if not (flags.c_contiguous and flags.aligned and flags.writeable and host.size
             and "host" in backend.capabilities):  # fmt: skip
-        return None
-    dtype = _dtypes.FROM_NUMPY[host.dtype]
-    if dtype not in backend.dtypes:
         return None
     buf = backend.adopt_host(host)
     if buf is None:

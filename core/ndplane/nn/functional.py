@@ -315,16 +315,13 @@ def one_hot(labels: Array, num_classes: int, dtype: nd.DType | None = None) -> A
     dev = labels.device
     dt = dtype or dev.backend.default_dtypes["real floating"]
     n = labels.size
-    if n:
-        lo, hi = _dispatch.bounds(labels)
-        if lo < 0 or hi >= c:
-            raise IndexError(f"one_hot: label {lo if lo < 0 else hi} is out of bounds for {c} classes.")
     if dt is nd.bool or _dispatch._kernel_path(dev, "scatter_add", dt) != _dispatch.NATIVE:
+        _check_classes("one_hot", "label", labels, c)
         classes = nd.arange(c, dtype=labels.dtype, device=dev)
         return nd.astype(nd.expand_dims(labels, axis=-1) == classes, dt)
     out = nd.zeros((1, n * c), dtype=dt, device=dev)
     if n:
-        flat = _flat_targets(nd.reshape(labels, (n,)), (n, c), checked=True)
+        flat = _flat_targets(nd.reshape(labels, (n,)), (n, c), "one_hot", "label")
         _dispatch.scatter_add_last(out, flat, nd.ones((1, n), dtype=dt, device=dev))
     return nd.reshape(out, (*labels.shape, c))
 
@@ -400,14 +397,19 @@ def _check_nll(log_probs: Array, target: Array, reduction: str) -> None:
         raise ValueError(f"nll_loss: reduction must be 'mean', 'sum' or 'none'; got {reduction!r}.")
 
 
-def _flat_targets(target: Array, shape: tuple[int, ...], checked: bool = False) -> Array:
+def _check_classes(name: str, what: str, target: Array, c: int) -> None:
+    """IndexError naming the first bound of integer ``target`` outside [0, c): one fused minmax."""
+    if target.size:
+        lo, hi = _dispatch.bounds(target)
+        if lo < 0 or hi >= c:
+            raise IndexError(f"{name}: {what} {lo if lo < 0 else hi} is out of bounds for {c} classes.")
+
+
+def _flat_targets(target: Array, shape: tuple[int, ...], name: str = "nll_loss", what: str = "target") -> Array:
     # NOTE: row i's class as a position in the flattened (N*C,) log-probabilities, so that the
     # loss is one gather of N values (and its gradient one scatter), never an (N, C) one-hot.
     n, c = shape
-    if n and not checked:
-        lo, hi = _dispatch.bounds(target)
-        if lo < 0 or hi >= c:
-            raise IndexError(f"nll_loss: target {lo if lo < 0 else hi} is out of bounds for {c} classes.")
+    _check_classes(name, what, target, c)
     index = target.device.backend.default_dtypes["indexing"]
     idx = target if target.dtype is index else nd.astype(target, index)
     return idx + nd.arange(0, n * c, c, dtype=index, device=target.device)

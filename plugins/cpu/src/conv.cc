@@ -353,13 +353,13 @@ template <class T> void run_typed(const Geo& q, const View& a, const View* b, co
         case CONV_GRAD_WEIGHT: {
             // one partial sum per range of images, added up at the end
             const int64_t parts = q.N > 1 ? std::min<int64_t>(q.N, num_threads()) : 1, size = q.O * q.CK;
-            if (parts == 1) return grad_weight<T>(q, ptr(a), ptr(*b), ptr(out), 0, q.N, num_threads() < 2);
+            if (parts == 1) return grad_weight<T>(q, ptr(a), ptr(*b), ptr(out), 0, q.N, one_thread_each(q));
             std::unique_ptr<T[]> partial(new T[static_cast<size_t>(std::max<int64_t>(1, (parts - 1) * size))]);
             one_blas_thread([&] {
                 parallel_range(parts, 1, [&](int64_t t0, int64_t t1) {
                     for (int64_t t = t0; t < t1; ++t)
                         grad_weight<T>(q, ptr(a), ptr(*b), t ? partial.get() + (t - 1) * size : ptr(out),
-                                       q.N * t / parts, q.N * (t + 1) / parts, true);
+                                       q.N * t / parts, q.N * (t + 1) / parts, one_thread_each(q));
                 });
             });
             T* gw = ptr(out);
