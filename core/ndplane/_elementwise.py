@@ -46,9 +46,9 @@ __all__ = [
 ]  # fmt: skip
 
 # Rows with no Array API name: protocol ops a backend may implement, whose public function lives
-# elsewhere (``ndplane.nn.functional.sigmoid`` and ``gelu``, ``ndplane.special.erf``), so the
-# namespace stays the standard's. Each is this module's attribute but not in ``__all__``.
-NOT_EXPORTED = frozenset({"erf", "gelu", "sigmoid"})
+# elsewhere (``ndplane.nn.functional.sigmoid``, ``silu`` and ``gelu``, ``ndplane.special.erf``), so
+# the namespace stays the standard's. Each is this module's attribute but not in ``__all__``.
+NOT_EXPORTED = frozenset({"erf", "gelu", "sigmoid", "silu"})
 
 Operand = Array | bool | int | float | complex
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -321,6 +321,29 @@ def _sigmoid(x: Array) -> Array:
     return _graph.record_elementwise("sigmoid", out, (x,)) if x.requires_grad else out
 
 
+def _silu_wide(x: np.ndarray) -> np.ndarray:
+    # NOTE: x / (1 + exp(-x)); below -43, where exp(-x) nears overflow further left, x * exp(x + 86)
+    # times e^-86 (the backends' kernels do the same; see the cpu backend's ops.h).
+    tiny = x < -43
+    with np.errstate(invalid="ignore"):  # -inf * 0 at x = -inf: NaN, as x * sigmoid(x) gives
+        e = np.exp(np.where(tiny, x + 86, -x))
+        return np.where(tiny, x * e * math.exp(-86), x / (1.0 + e))
+
+
+def _silu(x: Array) -> Array:
+    # The decomposition for backends without the kernel: x times the sigmoid (native where the
+    # backend has it), recorded as one silu node.
+    with _graph.no_grad():
+        out = multiply(x, sigmoid(x))
+    return _graph.record_elementwise("silu", out, (x,)) if x.requires_grad else out
+
+
+def _silu_grad(nd: Any, g: Any, x: Any, o: Any) -> Any:
+    # d/dx x s(x) = s + x s (1 - s), s the sigmoid
+    s = sigmoid(x)
+    return g * (s * (x * (1 - s) + 1))
+
+
 _ERF_SCALAR = np.frompyfunc(math.erf, 1, 1)
 _ERFC_SCALAR = np.frompyfunc(math.erfc, 1, 1)
 _SQRT_HALF = math.sqrt(0.5)
@@ -328,13 +351,14 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-def _float64_kernel(name: str, fn: Callable[[np.ndarray], np.ndarray]) -> Callable[..., Any]:
-    """A reference kernel computed in float64 and rounded once to the result dtype."""
+def _float64_kernel(name: str, fn: Callable[[np.ndarray], np.ndarray], wider: bool = False) -> Callable[..., Any]:
+    """A reference kernel computed in float64 and rounded once to the result dtype; with
+    ``wider``, long double inputs stay long double (``fn`` is written for any float dtype)."""
 
     def kernel(x: np.ndarray, out: np.ndarray | None = None) -> Any:
         if x.dtype.kind != "f":  # as a ufunc without the loop (the core casts integers first)
             raise TypeError(f"{name}: no loop for {x.dtype}")
-        r = fn(x.astype(np.float64))
+        r = fn(x.astype(np.promote_types(x.dtype, np.float64) if wider else np.float64))
         if out is None:
             return r.astype(x.dtype)
         np.copyto(out, r, casting="unsafe")
@@ -377,6 +401,7 @@ def _gelu_float64(x: np.ndarray) -> np.ndarray:
 
 
 _gelu_kernel = _float64_kernel("gelu", _gelu_float64)
+_silu_kernel = _float64_kernel("silu", _silu_wide, wider=True)
 
 # The decomposition of erf: |x| < _ERF_SPLIT: erf(x) = x * p(x^2); above: erf(x) = 1 - erfc(|x|)
 # (sign restored) with erfc(z) = exp(-z^2) / z * q(1 / z), where erfc(z) exp(z^2) z is smooth
@@ -775,6 +800,16 @@ def sigmoid(x: Array, /) -> Array:
     >>> import ndplane as nd
     >>> nd.nn.functional.sigmoid(nd.asarray([0.0, 800.0, -800.0])).tolist()
     [0.5, 1.0, 0.0]
+    """
+
+
+@_unary(_REAL, "float", _silu_kernel, grad=(_silu_grad,), decompose=_silu, accuracy="transcendental")
+def silu(x: Array, /) -> Array:
+    """Sigmoid linear unit (swish), x * sigmoid(x); public as ``nn.functional.silu``.
+
+    >>> import ndplane as nd
+    >>> nd.nn.functional.silu(nd.asarray([0.0, 800.0, -800.0])).tolist()
+    [0.0, 800.0, -0.0]
     """
 
 

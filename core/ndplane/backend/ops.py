@@ -13,14 +13,14 @@ UNARY_OPS = frozenset({
     "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "bitwise_invert", "ceil",
     "conj", "cos", "cosh", "erf", "exp", "expm1", "floor", "gelu", "imag", "isfinite", "isinf",
     "isnan", "log", "log1p", "log2", "log10", "logical_not", "negative", "real", "reciprocal",
-    "round", "sigmoid", "sign", "signbit", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc",
+    "round", "sigmoid", "sign", "signbit", "silu", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc",
 })  # fmt: skip
-"""``Backend.unary(op, x, out)`` ops. Three have no Array API name and came after the others, each
+"""``Backend.unary(op, x, out)`` ops. Four have no Array API name and came after the others, each
 with a core decomposition, so a backend without them loses nothing and :data:`PROTOCOL_VERSION`
-is unchanged; all three take and give real floating dtypes: ``sigmoid`` (``1 / (1 + exp(-x))``;
-``ndplane.nn.functional.sigmoid``), ``erf`` (the error function; ``ndplane.special.erf``) and
+is unchanged; all four take and give real floating dtypes: ``sigmoid`` (``1 / (1 + exp(-x))``;
+``ndplane.nn.functional.sigmoid``), ``erf`` (the error function; ``ndplane.special.erf``),
 ``gelu`` (``x * Phi(x)``, Phi the standard normal CDF, ``x / 2 * erfc(-x / sqrt 2)``;
-``ndplane.nn.functional.gelu``)."""
+``ndplane.nn.functional.gelu``) and ``silu`` (``x * sigmoid(x)``; ``ndplane.nn.functional.silu``)."""
 
 BINARY_OPS = frozenset({
     "add", "atan2", "bitwise_and", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift",

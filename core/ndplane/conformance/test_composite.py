@@ -4,6 +4,8 @@ without it runs the generic road, so both are held to the same oracle."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -268,3 +270,41 @@ def test_one_hot_every_dtype(device: nd.Device, shape: tuple[int, ...]) -> None:
             F.one_hot(nd.asarray([0, -1], dtype=nd.int8, device=device), 5)
     with pytest.raises(TypeError, match="one_hot"):
         F.one_hot(nd.asarray([0.0], device=device), 5)
+
+
+def test_mse_loss_every_dtype(device: nd.Device) -> None:
+    """``nn.functional.mse_loss`` on each road (the sum of squares in one pass where the backend
+    has ``fused:sumsq`` and no gradient is recorded, else square and sum; with a gradient, one
+    graph node): every real floating dtype and an integer one, a transposed operand, a broadcast
+    target, a Python scalar target, each reduction and an empty batch, against float64 NumPy."""
+    F = nd.nn.functional
+    rng = np.random.default_rng(11)
+    a64 = rng.standard_normal((33, 7)) * 3
+    b64 = rng.standard_normal((7, 33)) * 3
+    row = rng.standard_normal(7)
+    for dt in h.supported(device, ("float",)):
+        t = h.np_dtype(dt)
+        a, b, r = (x.astype(t) for x in (a64, b64, row))
+        x, y = nd.asarray(a, device=device), nd.asarray(b, device=device).mT  # a transposed target
+        cases: list[tuple[nd.Array | float, Any]] = [(y, b.T), (nd.asarray(r, device=device), r), (0.5, 0.5)]
+        for target, want_target in cases:
+            d = a.astype(np.float64) - np.asarray(want_target, np.float64)
+            want = {"mean": np.asarray(np.mean(d * d)), "sum": np.asarray(np.sum(d * d)), "none": d * d}
+            for reduction in ("mean", "sum", "none"):
+                got = F.mse_loss(x, target, reduction)
+                h.assert_same(got, h.to_result(want[reduction], dt), dt, scale=4.0,
+                              msg=f"mse_loss {dt.name} {reduction}: ")  # fmt: skip
+        leaf = nd.asarray(a, device=device)
+        if dt is not nd.float16:
+            leaf.requires_grad = True
+            F.mse_loss(leaf, y).backward()
+            assert leaf.grad is not None
+            h.assert_same(leaf.grad, h.to_result(2 * (a.astype(np.float64) - b.T) / a.size, dt), dt,
+                          msg=f"mse_loss' {dt.name}: ")  # fmt: skip
+        empty = nd.zeros((0, 3), dtype=dt, device=device)
+        assert np.isnan(float(F.mse_loss(empty, empty))) and float(F.mse_loss(empty, empty, "sum")) == 0.0
+    ints = h.supported(device, ("int",))
+    if ints:
+        it = ints[-1]
+        ia, ib = (nd.asarray(v, dtype=it, device=device) for v in ([1, -2, 3], [0, 2, 3]))
+        assert float(F.mse_loss(ia, ib)) == pytest.approx(17 / 3) and int(F.mse_loss(ia, ib, "sum")) == 17

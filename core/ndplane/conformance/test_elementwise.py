@@ -191,6 +191,7 @@ def _signed_zeros(op: str, dtype: nd.DType) -> bool:
 # Rows with no Array API name (``_elementwise.NOT_EXPORTED``), called by their public name.
 PUBLIC_NAMES: dict[str, Callable[..., nd.Array]] = {
     "erf": nd.special.erf, "gelu": nd.nn.functional.gelu, "sigmoid": nd.nn.functional.sigmoid,
+    "silu": nd.nn.functional.silu,
 }  # fmt: skip
 
 
@@ -260,6 +261,35 @@ def test_sigmoid_at_the_edges(device: nd.Device) -> None:
         s = want[np.isfinite(x)]
         assert leaf.grad is not None
         h.assert_same(leaf.grad, h.to_result(s * (1 - s), dtype), dtype, msg=f"sigmoid'({dtype.name}): ")
+
+
+def test_silu_at_the_edges(device: nd.Device) -> None:
+    """``nn.functional.silu`` (native or ``x * sigmoid(x)``) in every real floating dtype,
+    contiguous and strided, at sigmoid's edges against float64 ``x * sigmoid(x)``: x at large
+    positive x, a tiny or zero product of the right sign at large negative x, nan at -inf (as
+    ``x * sigmoid(x)`` gives) and nan; its gradient ``s + x s (1 - s)`` at the finite points."""
+    for dtype in h.supported(device, ("float",)):
+        t = h.np_dtype(dtype)
+        x = np.asarray(_SIGMOID_EDGES, t)
+        with np.errstate(all="ignore"):
+            x64 = x.astype(np.float64)
+            s = 1.0 / (1.0 + np.exp(-x64))
+            want = x64 * s
+        xs = nd.asarray(np.stack([x, x[::-1]], axis=1), device=device)[:, 0]  # a strided view
+        for arr, how in ((nd.asarray(x, device=device), "contiguous"), (xs, "strided")):
+            got = nd.nn.functional.silu(arr)
+            h.assert_same(got, h.to_result(want, dtype), dtype, msg=f"silu({dtype.name}, {how}): ")
+            v, xf = h.host(got)[np.isfinite(x)], x[np.isfinite(x)]
+            assert np.signbit(v[xf < 0]).all() and not np.signbit(v[xf > 0]).any(), f"silu({dtype.name}): {v}"
+        if dtype is nd.float16:
+            continue
+        finite = np.isfinite(x)
+        leaf = nd.asarray(x[finite], device=device)
+        leaf.requires_grad = True
+        nd.sum(nd.nn.functional.silu(leaf)).backward()
+        sf, xf = s[finite], x64[finite]
+        assert leaf.grad is not None
+        h.assert_same(leaf.grad, h.to_result(sf + xf * sf * (1 - sf), dtype), dtype, msg=f"silu'({dtype.name}): ")
 
 
 @st.composite

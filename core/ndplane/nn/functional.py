@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import operator
 
-from .. import _dispatch, _elementwise, _graph, _layout
+from .. import _dispatch, _elementwise, _graph, _layout, _statistical
 from .. import _namespace as nd
 from .._array import Array
 from .._indexing import take_in_range
@@ -79,11 +79,14 @@ def sigmoid(x: Array) -> Array:
 def silu(x: Array) -> Array:
     """Sigmoid linear unit (swish): ``x * sigmoid(x)``.
 
+    One native kernel where the backend has the ``silu`` op, else ``x`` times the sigmoid; one
+    graph node either way (its gradient ``s + x s (1 - s)``, ``s`` the sigmoid).
+
     >>> import ndplane as nd
     >>> nd.nn.functional.silu(nd.asarray([0.0, 800.0, -800.0])).tolist()
     [0.0, 800.0, -0.0]
     """
-    return x * sigmoid(x)
+    return _elementwise.silu(x)
 
 
 def tanh(x: Array) -> Array:
@@ -336,7 +339,7 @@ def _reduce(loss: Array, reduction: str, name: str) -> Array:
     raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none'; got {reduction!r}.")
 
 
-def mse_loss(input: Array, target: Array, reduction: str = "mean") -> Array:
+def mse_loss(input: Array, target: Array | float, reduction: str = "mean") -> Array:
     """Mean squared error.
 
     One graph node for the mean and the sum: its gradient is ``2 * (input - target) * g``
@@ -348,17 +351,27 @@ def mse_loss(input: Array, target: Array, reduction: str = "mean") -> Array:
     """
     track = (type(input) is Array and input.requires_grad) or (type(target) is Array and target.requires_grad)
     if reduction == "none" or not track or not _graph.is_grad_enabled():
-        d = input - target
-        return _reduce(d * d, reduction, "mse_loss")
+        return _squared_error(input - target, reduction)
     with nd.no_grad():
         d = input - target
-        loss = _reduce(d * d, reduction, "mse_loss")
+        loss = _squared_error(d, reduction)
     # NOTE: the operands are saved too (and version-checked, as PyTorch does): only a recorded
     # backward (create_graph) reads them, to differentiate through d = input - target.
     operands = (input, target)
     saved = (d, *(x for x in operands if type(x) is Array))
     scalars = tuple(None if type(x) is Array else x for x in operands)
     return _graph.record("mse_loss", loss, operands, saved, (reduction, scalars))
+
+
+def _squared_error(d: Array, reduction: str) -> Array:
+    # NOTE: the sum of squares of real floating differences in one pass (the backend's
+    # fused:sumsq, else square and sum) instead of writing d * d and reading it again.
+    if reduction not in ("mean", "sum") or d.dtype.kind != "float":
+        return _reduce(d * d, reduction, "mse_loss")
+    total = _statistical.sum_squares(d, None, False, "mse_loss")
+    if reduction == "sum":
+        return total
+    return total / d.size if d.size else nd.mean(d)  # an empty batch: nan, as the mean of none
 
 
 def _mse_vjp(g: Array, node: _graph.Node) -> tuple[Array | None, Array | None]:

@@ -12,8 +12,8 @@ namespace ndp::ops {
     X(abs) X(acos) X(acosh) X(asin) X(asinh) X(atan) X(atanh) X(bitwise_invert) X(ceil)      \
     X(conj) X(cos) X(cosh) X(erf) X(exp) X(expm1) X(floor) X(gelu) X(imag) X(isfinite)      \
     X(isinf) X(isnan) X(log) X(log1p) X(log2) X(log10) X(logical_not) X(negative) X(real)     \
-    X(reciprocal) X(round) X(sigmoid) X(sign) X(signbit) X(sin) X(sinh) X(sqrt) X(square)     \
-    X(tan) X(tanh) X(trunc)
+    X(reciprocal) X(round) X(sigmoid) X(sign) X(signbit) X(silu) X(sin) X(sinh) X(sqrt)       \
+    X(square) X(tan) X(tanh) X(trunc)
 
 #define NDP_BINARY_OPS(X)                                                                    \
     X(add) X(atan2) X(bitwise_and) X(bitwise_left_shift) X(bitwise_or) X(bitwise_right_shift) \
@@ -172,6 +172,19 @@ NDP_OP(sigmoid, F<T>)
 template <class T> NDP_D static T f(T x) {
     const T e = ::exp(-::fabs(x));
     return (x >= T(0) ? T(1) : e) / (T(1) + e);
+}
+NDP_END
+
+// x * sigmoid(x) as x / (1 + exp(-x)), and below x = -K / 2, where exp(-x) nears overflow,
+// x * exp(x + K) * e^-K (the cpu backend's formula and constants, ops.h: K = 61 for float32, 86
+// for float64). x = -inf gives NaN, as x * sigmoid(x) does.
+NDP_OP(silu, F<T>)
+template <class T> NDP_D static T f(T x) {
+    constexpr bool single = cuda::std::is_same_v<T, float>;
+    constexpr T k = single ? T(61) : T(86);
+    constexpr T scale = single ? T(3.22134028599251608900124777585E-27) : T(4.47377930618112073462765583917E-38);
+    const T e = ::exp(::fmin(-x, x + k));
+    return x < -k / 2 ? x * e * scale : x / (T(1) + e);
 }
 NDP_END
 

@@ -126,9 +126,9 @@ UNARY: dict[str, dict[str, str]] = {
 for _op, _fn in {
     "acos": "f_acos", "acosh": "f_acosh", "asin": "f_asin", "asinh": "f_asinh", "atan": "f_atan",
     "atanh": "f_atanh", "cos": "f_cos", "cosh": "f_cosh", "erf": "f_erf", "exp": "f_exp", "expm1": "f_expm1",
-    "gelu": "f_gelu",
-    "log": "f_log", "log1p": "f_log1p", "log2": "f_log2", "log10": "f_log10", "sin": "f_sin",
-    "sigmoid": "f_sigmoid", "sinh": "f_sinh", "sqrt": "f_sqrt", "tan": "f_tan", "tanh": "f_tanh",
+    "gelu": "f_gelu", "log": "f_log", "log1p": "f_log1p", "log2": "f_log2", "log10": "f_log10",
+    "sin": "f_sin", "sigmoid": "f_sigmoid", "silu": "f_silu", "sinh": "f_sinh", "sqrt": "f_sqrt",
+    "tan": "f_tan", "tanh": "f_tanh",
 }.items():  # fmt: skip
     UNARY[_op] = {"f": f"{_fn}($x)"}
 for _op in ("ceil", "floor", "trunc", "round"):

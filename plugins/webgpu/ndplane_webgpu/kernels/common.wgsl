@@ -565,6 +565,13 @@ fn f_sigmoid(x: f32) -> f32 {
   let e = f_exp(-f_abs(x));
   return select(e, 1.0, x >= 0.0) / (1.0 + e);
 }
+// silu: x * sigmoid(x) as x / (1 + exp(-x)); below -30.5, where exp(-x) nears overflow further
+// left, x * exp(x + 61) * e^-61 (the cpu backend's ops.h). x = -inf: NaN, as x * sigmoid(x).
+fn f_silu(x: f32) -> f32 {
+  if (f_isnan(x)) { return x; }
+  if (x < -30.5) { return x * f_exp(x + 61.0) * 3.2213402859925161e-27; }
+  return x / (1.0 + f_exp(-x));
+}
 // erfc(a) for a >= 0 (not NaN): exp(-a^2) t S(u), t = 1 / (1 + a), u = 2.1980198 t - 1.1980198,
 // S the cpu backend's degree-12 polynomial (tools/fit_erfc.py; ops.h erfc_f32); a^2's rounding
 // error (f_mul_err) scales exp(-a^2). Past 10.5 erfc is below f32's subnormals.

@@ -708,6 +708,11 @@ fn f64_sigmoid(x: f64) -> f64 {   // common.wgsl's f_sigmoid
   let e = f64_exp(-abs(x));
   return select(e, 1.0, x >= 0.0) / (1.0 + e);
 }
+fn f64_silu(x: f64) -> f64 {   // common.wgsl's f_silu, with the cpu backend's float64 constants
+  if (f64_isnan(x)) { return x; }
+  if (x < -43.0) { return x * f64_exp(x + 86.0) * 4.4737793061811207e-38; }
+  return x / (1.0 + f64_exp(-x));
+}
 fn f64_asinh(x: f64) -> f64 {
   if (f64_isnan(x) || f64_isinf(x)) { return x; }
   let ax = abs(x);
