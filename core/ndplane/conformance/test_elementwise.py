@@ -236,31 +236,47 @@ _SIGMOID_EDGES = [0.0, -0.0, 1e-3, -1e-3, 0.5, -0.5, 2.0, -2.0, 9.0, -9.0, 17.0,
                   math.inf, -math.inf, math.nan]  # fmt: skip
 
 
+def _at_sigmoids_edges(device: nd.Device, name: str, value: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                       slope: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                       check: Callable[[np.ndarray, np.ndarray, str], None]) -> None:  # fmt: skip
+    """``nn.functional.<name>`` at ``_SIGMOID_EDGES`` in every real floating dtype, contiguous and
+    strided, against ``value(x, s)`` of float64 ``x`` and ``s = 1 / (1 + exp(-x))``; ``check(x,
+    got, dtype name)`` on each result; the gradient against ``slope(x, s)`` at the finite points."""
+    fn = getattr(nd.nn.functional, name)
+    for dtype in h.supported(device, ("float",)):
+        x = np.asarray(_SIGMOID_EDGES, h.np_dtype(dtype))
+        with np.errstate(all="ignore"):
+            x64 = x.astype(np.float64)
+            s = 1.0 / (1.0 + np.exp(-x64))
+            want = value(x64, s)
+        xs = nd.asarray(np.stack([x, x[::-1]], axis=1), device=device)[:, 0]  # a strided view
+        for arr, how in ((nd.asarray(x, device=device), "contiguous"), (xs, "strided")):
+            got = fn(arr)
+            h.assert_same(got, h.to_result(want, dtype), dtype, msg=f"{name}({dtype.name}, {how}): ")
+            check(x, h.host(got), dtype.name)
+        if dtype is nd.float16:
+            continue
+        finite = np.isfinite(x)
+        leaf = nd.asarray(x[finite], device=device)
+        leaf.requires_grad = True
+        nd.sum(fn(leaf)).backward()
+        assert leaf.grad is not None
+        h.assert_same(leaf.grad, h.to_result(slope(x64[finite], s[finite]), dtype), dtype,
+                      msg=f"{name}'({dtype.name}): ")  # fmt: skip
+
+
 def test_sigmoid_at_the_edges(device: nd.Device) -> None:
     """``nn.functional.sigmoid`` (the native kernel where the backend has one, else the core's
     decomposition) in every real floating dtype, contiguous and strided, against float64
     ``1 / (1 + exp(-x))``: no overflow at large |x| (exactly 1, and 0 or tiny), +-inf, nan, -0.0;
     its gradient ``out * (1 - out)`` is finite there (0 at the extremes, 0.25 at zero)."""
-    for dtype in h.supported(device, ("float",)):
-        t = h.np_dtype(dtype)
-        x = np.asarray(_SIGMOID_EDGES, t)
-        with np.errstate(all="ignore"):
-            want = 1.0 / (1.0 + np.exp(-x.astype(np.float64)))
-        xs = nd.asarray(np.stack([x, x[::-1]], axis=1), device=device)[:, 0]  # a strided view
-        for arr, how in ((nd.asarray(x, device=device), "contiguous"), (xs, "strided")):
-            got = nd.nn.functional.sigmoid(arr)
-            h.assert_same(got, h.to_result(want, dtype), dtype, msg=f"sigmoid({dtype.name}, {how}): ")
-            v = h.host(got)[~np.isnan(x)]
-            assert ((v >= 0) & (v <= 1)).all(), f"sigmoid({dtype.name}) left [0, 1]: {v}"
-            assert v[x[~np.isnan(x)] >= 88].tolist() == [1.0] * int((x >= 88).sum()), f"sigmoid({dtype.name})"
-        if dtype is nd.float16:
-            continue
-        leaf = nd.asarray(x[np.isfinite(x)], device=device)
-        leaf.requires_grad = True
-        nd.sum(nd.nn.functional.sigmoid(leaf)).backward()
-        s = want[np.isfinite(x)]
-        assert leaf.grad is not None
-        h.assert_same(leaf.grad, h.to_result(s * (1 - s), dtype), dtype, msg=f"sigmoid'({dtype.name}): ")
+
+    def check(x: np.ndarray, got: np.ndarray, dt: str) -> None:
+        v = got[~np.isnan(x)]
+        assert ((v >= 0) & (v <= 1)).all(), f"sigmoid({dt}) left [0, 1]: {v}"
+        assert v[x[~np.isnan(x)] >= 88].tolist() == [1.0] * int((x >= 88).sum()), f"sigmoid({dt})"
+
+    _at_sigmoids_edges(device, "sigmoid", lambda x, s: s, lambda x, s: s * (1 - s), check)
 
 
 def test_silu_at_the_edges(device: nd.Device) -> None:
@@ -268,28 +284,12 @@ def test_silu_at_the_edges(device: nd.Device) -> None:
     contiguous and strided, at sigmoid's edges against float64 ``x * sigmoid(x)``: x at large
     positive x, a tiny or zero product of the right sign at large negative x, nan at -inf (as
     ``x * sigmoid(x)`` gives) and nan; its gradient ``s + x s (1 - s)`` at the finite points."""
-    for dtype in h.supported(device, ("float",)):
-        t = h.np_dtype(dtype)
-        x = np.asarray(_SIGMOID_EDGES, t)
-        with np.errstate(all="ignore"):
-            x64 = x.astype(np.float64)
-            s = 1.0 / (1.0 + np.exp(-x64))
-            want = x64 * s
-        xs = nd.asarray(np.stack([x, x[::-1]], axis=1), device=device)[:, 0]  # a strided view
-        for arr, how in ((nd.asarray(x, device=device), "contiguous"), (xs, "strided")):
-            got = nd.nn.functional.silu(arr)
-            h.assert_same(got, h.to_result(want, dtype), dtype, msg=f"silu({dtype.name}, {how}): ")
-            v, xf = h.host(got)[np.isfinite(x)], x[np.isfinite(x)]
-            assert np.signbit(v[xf < 0]).all() and not np.signbit(v[xf > 0]).any(), f"silu({dtype.name}): {v}"
-        if dtype is nd.float16:
-            continue
-        finite = np.isfinite(x)
-        leaf = nd.asarray(x[finite], device=device)
-        leaf.requires_grad = True
-        nd.sum(nd.nn.functional.silu(leaf)).backward()
-        sf, xf = s[finite], x64[finite]
-        assert leaf.grad is not None
-        h.assert_same(leaf.grad, h.to_result(sf + xf * sf * (1 - sf), dtype), dtype, msg=f"silu'({dtype.name}): ")
+
+    def check(x: np.ndarray, got: np.ndarray, dt: str) -> None:
+        v, xf = got[np.isfinite(x)], x[np.isfinite(x)]
+        assert np.signbit(v[xf < 0]).all() and not np.signbit(v[xf > 0]).any(), f"silu({dt}): {v}"
+
+    _at_sigmoids_edges(device, "silu", lambda x, s: x * s, lambda x, s: s + x * s * (1 - s), check)
 
 
 @st.composite
