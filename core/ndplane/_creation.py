@@ -117,6 +117,13 @@ def _asarray(obj: Any, dtype: Any, device: Any, copy: bool | None) -> Array:
     else:
         host = _from_python(obj)
         target = _host_dtype(host, dev, "asarray") if dtype is None else as_dtype(dtype, "asarray")
+        if target.kind in ("int", "uint") and host.dtype.kind == "f":
+            # NOTE: NumPy makes float64 of a list whose ints do not all fit int64 ([2**63 + 1, 0]):
+            # converted from the Python values instead, exact (or an OverflowError), not rounded.
+            try:
+                host = np.asarray(obj, dtype=target.dtype)
+            except OverflowError:
+                raise OverflowError(f"asarray: values out of range for {target.name}.") from None
     _dispatch.check_dtype(dev, target, "asarray")
     if host.dtype != target.dtype:
         if target.kind in ("int", "uint") and host.dtype.kind in "iu" and host.size:
@@ -136,6 +143,9 @@ def _from_python(obj: Any) -> np.ndarray:
     except (ValueError, TypeError) as exc:
         raise TypeError(f"asarray: cannot convert {type(obj).__name__} to an array: {exc}") from None
     if host.dtype == object:
+        items = _flatten(obj) if isinstance(obj, (list, tuple)) else [obj]
+        if all(type(o) in (int, float, bool) for o in items):  # numbers: an int too wide for any dtype
+            raise OverflowError("asarray: a Python int does not fit any integer dtype (int64 or uint64).")
         raise TypeError(
             f"asarray: cannot convert {type(obj).__name__} to an array: ragged or non-numeric data."
         )

@@ -668,6 +668,22 @@ def fused_searchsorted(a: Array, v: Array, right: bool, index: _dtypes.DType) ->
     return out
 
 
+def fused_nll(x: Array, target: Array, reduction: str) -> Array:
+    """``nll_loss`` of (M, K) ``x`` (real floating) and (M,) integer ``target`` through the
+    backend's ``fused:nll``: (M,) for ``reduction`` "none", else 0-d (then M >= 1); a target
+    outside [0, K) raises the backend's IndexError. The caller checked the capability."""
+    st = x._storage
+    backend = st.backend
+    m, k = x.shape
+    none = reduction == "none"
+    out = _out(st.device, backend, x.dtype, (m,) if none else (), m if none else 1)
+    if out.size:
+        keep: list[Array] = []
+        ref = Ref(out._ref.buffer, x.dtype, (out.size,), (1,), 0, out.size, True)
+        backend.fused("nll", (_as_2d(x, backend, m, k, keep), _flat(target, keep)), ref, {"reduction": reduction})
+    return out
+
+
 def fused_map(op: str, x: Array, params: dict[str, Any]) -> Array:
     """An elementwise fused op (``clip``): ``x`` as a C-contiguous (N,) Ref (compacted first
     where it is not), into a fresh array of ``x``'s dtype and shape; the caller checked the

@@ -328,6 +328,17 @@ class Backend:
           does) or floats for a floating one (then ``i * step + start`` in float64 -- the
           product rounded, then the sum, no fused multiply-add -- rounded to ``out``'s dtype
           once).
+        - ``nll`` (:func:`ndplane.nn.functional.nll_loss`: the gather, the bounds check and the
+          sum in one call instead of a bounds check, the flat positions, a ``take`` and a
+          ``sum``): ``inputs = (x, target)`` with ``x`` (M, K) of a real floating dtype, laid out
+          as :meth:`reduce`'s ``x``, and ``target`` (M,) C-contiguous of any integer dtype;
+          ``params = {"reduction": "none" | "sum" | "mean"}``; ``out`` C-contiguous of ``x``'s
+          dtype: for ``"none"`` (M,) with ``out[m] = -x[m, target[m]]``, else (1,) with the
+          negated sum of the ``x[m, target[m]]`` accumulated as :meth:`reduce`'s ``sum``
+          accumulates (float16 in float32), divided by M for ``"mean"`` (then ``M >= 1``). A
+          target outside ``[0, K)`` raises ``IndexError`` (the core then names it); ``out`` is
+          unspecified after an error. A backend that cannot raise it synchronously (one that
+          queues its work) does not declare the op.
         """
         raise NotImplementedError(f"need fused {op!r}")
 

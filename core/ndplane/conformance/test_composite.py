@@ -4,6 +4,7 @@ without it runs the generic road, so both are held to the same oracle."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -308,3 +309,58 @@ def test_mse_loss_every_dtype(device: nd.Device) -> None:
         it = ints[-1]
         ia, ib = (nd.asarray(v, dtype=it, device=device) for v in ([1, -2, 3], [0, 2, 3]))
         assert float(F.mse_loss(ia, ib)) == pytest.approx(17 / 3) and int(F.mse_loss(ia, ib, "sum")) == 17
+
+
+def test_nll_loss_every_dtype(device: nd.Device) -> None:
+    """``nn.functional.nll_loss`` on each road (the backend's ``fused:nll`` where it declares it,
+    else a bounds check, a gather and a sum; with a gradient, one graph node): every real
+    floating dtype, every integer target dtype, contiguous, transposed and reversed
+    log-probabilities, a strided target, each reduction, an empty batch and targets out of
+    range, against float64 NumPy."""
+    F = nd.nn.functional
+    rng = np.random.default_rng(12)
+    n, c = 37, 9
+    base = rng.standard_normal((n, c)) * 4 - 2
+    labels = rng.integers(0, c, n)
+    labels[:3] = (0, c - 1, c - 1)  # both ends, and a repeat
+    views: dict[str, Callable[[np.ndarray], nd.Array]] = {
+        "contiguous": lambda a: nd.asarray(a, device=device),
+        "transposed": lambda a: nd.asarray(np.ascontiguousarray(a.T), device=device).mT,
+        "reversed": lambda a: nd.flip(nd.asarray(a[:, ::-1].copy(), device=device), axis=1),
+    }
+    ints = h.supported(device, ("int", "uint"))
+    for dt in h.supported(device, ("float",)):
+        a = base.astype(h.np_dtype(dt))
+        picked = -a.astype(np.float64)[np.arange(n), labels]
+        want = {"none": picked, "sum": np.asarray(picked.sum()), "mean": np.asarray(picked.mean())}
+        for (layout, make), it in zip(views.items(), (ints[0], ints[-1], ints[len(ints) // 2])):
+            x = make(a)
+            strided = nd.asarray(np.repeat(labels, 2), dtype=it, device=device)[::2]
+            for target in (nd.asarray(labels, dtype=it, device=device), strided):
+                for reduction in ("none", "sum", "mean"):
+                    h.assert_same(F.nll_loss(x, target, reduction), h.to_result(want[reduction], dt), dt, scale=4.0,
+                                  msg=f"nll_loss {dt.name} {layout} {it.name} {reduction}: ")  # fmt: skip
+        for it in ints:  # every target dtype, the gather exact
+            got = F.nll_loss(views["contiguous"](a), nd.asarray(labels, dtype=it, device=device), "none")
+            h.assert_same(got, h.to_result(picked, dt), dt, exact=True, msg=f"nll_loss {it.name} targets: ")
+        if dt is not nd.float16:
+            for reduction, scale in (("mean", 1.5 / n), ("sum", 1.5), ("none", 1.5)):
+                leaf = nd.asarray(np.ascontiguousarray(a.T), device=device, requires_grad=True)  # used transposed
+                nd.sum(F.nll_loss(leaf.mT, nd.asarray(labels, device=device), reduction) * 1.5).backward()
+                grad = np.zeros((n, c))
+                np.add.at(grad, (np.arange(n), labels), -scale)
+                assert leaf.grad is not None
+                h.assert_same(leaf.grad, h.to_result(grad.T, dt), dt, msg=f"nll_loss' {dt.name} {reduction}: ")
+        empty, none = nd.zeros((0, c), dtype=dt, device=device), nd.zeros(0, dtype=ints[-1], device=device)
+        assert np.isnan(float(F.nll_loss(empty, none))) and float(F.nll_loss(empty, none, "sum")) == 0.0
+        assert F.nll_loss(empty, none, "none").shape == (0,)
+        x = views["transposed"](a)
+        for bad, named in ((c, c), (-1, -1)):
+            target = nd.asarray([0, bad] + [0] * (n - 2), dtype=nd.int64, device=device)
+            for reduction in ("none", "sum", "mean"):
+                with pytest.raises(IndexError, match=rf"nll_loss: target {named} is out of bounds for {c} classes"):
+                    F.nll_loss(x, target, reduction)
+        if nd.uint64 in ints:  # above 2**63: no wrap to a negative that passes as in range
+            huge = nd.asarray([2**63 + 1] + [0] * (n - 1), dtype=nd.uint64, device=device)
+            with pytest.raises(IndexError, match=rf"nll_loss: target {2**63 + 1} is out of bounds"):
+                F.nll_loss(x, huge)

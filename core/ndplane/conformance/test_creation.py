@@ -65,6 +65,24 @@ def test_asarray_python_data_gets_default_dtypes(device: nd.Device) -> None:
     assert nd.asarray(x) is x
 
 
+def test_asarray_python_ints_exact_at_every_width(device: nd.Device) -> None:
+    """Python ints are converted exactly to the integer dtype asked for, even where NumPy's own
+    guess for the list is float64 (a value above int64's range beside small ones); ints that no
+    dtype holds raise OverflowError, never a rounded value."""
+    for dt in h.supported(device, ("int", "uint")):
+        info = np.iinfo(h.np_dtype(dt))
+        values = [int(info.max), 0, int(info.min), 1]
+        assert nd.asarray(values, dtype=dt, device=device).tolist() == values
+        assert nd.asarray([values[:2], values[2:]], dtype=dt, device=device).tolist() == [values[:2], values[2:]]
+        for bad in ([int(info.max) + 1, 0], [0.5, int(info.min) - 1]):
+            with pytest.raises(OverflowError, match="asarray"):
+                nd.asarray(bad, dtype=dt, device=device)
+    wide: list[Any] = [[2**64, 0], 2**64, [[1], [-(2**63) - 1]]]
+    for too_wide in wide:
+        with pytest.raises(OverflowError, match="asarray"):
+            nd.asarray(too_wide, device=device)
+
+
 def test_asarray_copy_of_numpy_arrays(device: nd.Device) -> None:
     """copy=None and copy=True copy a NumPy array; copy=False shares its memory where the device
     is host-resident and the array C-contiguous, aligned, writeable and of the asked dtype, and

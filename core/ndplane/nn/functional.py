@@ -390,14 +390,19 @@ def _mse_vjp(g: Array, node: _graph.Node) -> tuple[Array | None, Array | None]:
 def nll_loss(log_probs: Array, target: Array, reduction: str = "mean") -> Array:
     """Negative log-likelihood of integer ``target`` (N,) under ``log_probs`` (N, C).
 
-    Targets outside [0, C) raise IndexError.
+    Targets outside [0, C) raise IndexError. One graph node: its gradient is ``-g`` (``-g / N``
+    for the mean) at each row's target and zero elsewhere.
 
     >>> import ndplane as nd
     >>> float(nll_loss(nd.log(nd.asarray([[0.5, 0.5], [0.25, 0.75]])), nd.asarray([0, 1])))
     0.490...
     """
     _check_nll(log_probs, target, reduction)
-    return _nll(log_probs, _flat_targets(target, log_probs.shape), reduction)
+    if not (log_probs.requires_grad and _graph.is_grad_enabled()):
+        return _nll(log_probs, target, reduction)
+    with _graph.no_grad():
+        loss = _nll(log_probs, target, reduction)
+    return _graph.record("nll_loss", loss, (log_probs,), (target,), (log_probs.shape, reduction))
 
 
 def _check_nll(log_probs: Array, target: Array, reduction: str) -> None:
@@ -419,25 +424,50 @@ def _check_classes(name: str, what: str, target: Array, c: int) -> None:
 
 
 def _flat_targets(target: Array, shape: tuple[int, ...], name: str = "nll_loss", what: str = "target") -> Array:
+    """:func:`_positions` of ``target`` after checking that each lies in [0, C)."""
+    _check_classes(name, what, target, shape[1])
+    return _positions(target, shape)
+
+
+def _positions(target: Array, shape: tuple[int, ...]) -> Array:
     # NOTE: row i's class as a position in the flattened (N*C,) log-probabilities, so that the
     # loss is one gather of N values (and its gradient one scatter), never an (N, C) one-hot.
     n, c = shape
-    _check_classes(name, what, target, c)
     index = target.device.backend.default_dtypes["indexing"]
     idx = target if target.dtype is index else nd.astype(target, index)
     return idx + nd.arange(0, n * c, c, dtype=index, device=target.device)
 
 
-def _nll(log_probs: Array, flat: Array, reduction: str) -> Array:
-    picked = take_in_range(nd.reshape(log_probs, (-1,)), flat, 0)
+def _nll(log_probs: Array, target: Array, reduction: str) -> Array:
+    """The loss of ``target`` (shapes checked; bounds checked here), recording no graph: the
+    backend's ``fused:nll`` (one call; its IndexError becomes the message below), else the gather
+    of N values and their sum."""
+    n = log_probs.shape[0]
+    backend = log_probs.device.backend
+    if "fused:nll" in backend.capabilities and log_probs.dtype.kind == "float" and (n or reduction == "none"):
+        try:
+            return _dispatch.fused_nll(log_probs, target, reduction)
+        except IndexError as e:
+            error = e
+        _check_classes("nll_loss", "target", target, log_probs.shape[1])
+        raise error
+    picked = take_in_range(nd.reshape(log_probs, (-1,)), _flat_targets(target, log_probs.shape), 0)
     if reduction == "none":
         return -picked
     total = nd.sum(picked)
     if reduction == "sum":
         return -total
-    n = log_probs.shape[0]
     # NOTE: one scaled total rather than a negation and a mean of N values
     return total * (-1.0 / n) if n else nd.mean(picked)  # an empty batch: nan
+
+
+def _nll_vjp(g: Array, node: _graph.Node) -> tuple[Array]:
+    (target,) = node.saved_values()
+    shape, reduction = node.params
+    n, c = shape
+    scale = g / n if reduction == "mean" and n else g
+    picked = nd.broadcast_to(-scale, (n,))
+    return (nd.reshape(_scatter_into_zeros(picked, _positions(target, shape), (n * c,), 0), shape),)
 
 
 def cross_entropy(logits: Array, target: Array, reduction: str = "mean") -> Array:
@@ -455,9 +485,8 @@ def cross_entropy(logits: Array, target: Array, reduction: str = "mean") -> Arra
     _check_nll(logits, target, reduction)
     with nd.no_grad():
         logp = log_softmax(logits, axis=1)
-        flat = _flat_targets(target, logits.shape)
-        loss = _nll(logp, flat, reduction)
-    return _graph.record("cross_entropy", loss, (logits,), (logp, flat, logits), reduction)
+        loss = _nll(logp, target, reduction)
+    return _graph.record("cross_entropy", loss, (logits,), (logp, target, logits), reduction)
 
 
 def _relu_vjp(g: Array, node: _graph.Node) -> tuple[Array]:
@@ -476,9 +505,10 @@ def _linear_vjp(g: Array, node: _graph.Node) -> tuple[Array | None, Array | None
 
 
 def _cross_entropy_vjp(g: Array, node: _graph.Node) -> tuple[Array]:
-    logp, flat, logits = node.saved_values()
+    logp, target, logits = node.saved_values()
     if _graph.is_grad_enabled():  # a recorded backward: logp's own dependence on the logits counts
         logp = log_softmax(logits, axis=1)
+    flat = _positions(target, logp.shape)
     scale = g / logp.shape[0] if node.params == "mean" else g
     grad, picked = nd.exp(logp) * scale, nd.broadcast_to(-scale, flat.shape)
     if _graph.is_grad_enabled():
@@ -488,7 +518,7 @@ def _cross_entropy_vjp(g: Array, node: _graph.Node) -> tuple[Array]:
 
 
 _graph.RULES.update({"relu": _relu_vjp, "cross_entropy": _cross_entropy_vjp, "linear": _linear_vjp,
-                     "mse_loss": _mse_vjp})  # fmt: skip
+                     "mse_loss": _mse_vjp, "nll_loss": _nll_vjp})  # fmt: skip
 
 
 def binary_cross_entropy_with_logits(logits: Array, target: Array, reduction: str = "mean") -> Array:

@@ -35,8 +35,12 @@ void run_scatter_add(const View& out, const View& indices, const View& values);
 // in place (the last k wins).
 enum IndexFused : int {
     FU_TAKE_AXIS = 70, FU_PUT_AXIS = 71, FU_COUNT_NONZERO = 74, FU_MINMAX = 75, FU_NONZERO = 76,
-    FU_SEARCHSORTED = 77, FU_ARANGE = 78, FU_SUMSQ = 79, FU_CLIP = 80
+    FU_SEARCHSORTED = 77, FU_ARANGE = 78, FU_SUMSQ = 79, FU_CLIP = 80, FU_NLL = 81
 };
+// fused nll (index.cc): x (M, K) of a real float dtype and any strides, target (M,) integer (each in
+// [0, K), else index_error); out (M,) = -x[m, target[m]] or (1,) = their sum (/ M for the mean).
+enum NllReduction : int { NLL_NONE, NLL_SUM, NLL_MEAN };
+void run_nll(const View& x, const View& target, NllReduction reduction, const View& out);
 void run_take_axis(const View& x, const View& indices, const View& out);
 void run_put_axis(const View& out, const View& indices, const View& values);
 // fused nonzero (index.cc): x (1, K) of any dtype and stride; out (N,) int64 gets the positions of

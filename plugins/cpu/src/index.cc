@@ -299,6 +299,68 @@ template <class F> void dispatch(int dtype, F&& f) {
 
 }  // namespace
 
+// fused nll: each row's element at its own target, negated (reduction "none", out (M,)), or the
+// negated sum of those (out (1,); "mean": divided by M), summed by reduce's own sum (float16 in
+// float32). NOTE: the negation flips the sign bit, as the core's `-x` does, for every float width.
+void run_nll(const View& x, const View& target, NllReduction reduction, const View& out) {
+    const char* fn = "fused nll";
+    const bool none = reduction == NLL_NONE;
+    if (x.ndim != 2 || target.ndim != 1 || target.shape[0] != x.shape[0] || out.ndim != 1 ||
+        out.shape[0] != (none ? x.shape[0] : 1))
+        throw std::invalid_argument("fused nll: expected x (M, K), target (M,) and out (M,) (reduction 'none') "
+                                    "or (1,) ('sum', 'mean').");
+    if (x.dtype != F16 && x.dtype != F32 && x.dtype != F64)
+        throw type_error("fused nll: x must have a real floating dtype; got " + std::string(DT_NAME[x.dtype]) + ".");
+    require_dtype(fn, "out", out, x.dtype);
+    if (out.strides[0] != 1 && out.shape[0] > 1) throw std::invalid_argument("fused nll: out must be contiguous.");
+    const int64_t M = x.shape[0];
+    if (M == 0 && !none) throw std::invalid_argument("fused nll: a 'sum' or 'mean' needs M >= 1 rows.");
+    std::vector<int64_t> hold;
+    const int64_t* idx = checked_indices(fn, target, x.shape[1], hold);
+    const int item = ITEMSIZE[x.dtype];
+    std::unique_ptr<char[]> picked;
+    char* dst = none ? out.data : (picked.reset(new char[size_t(M) * size_t(item)]), picked.get());
+    const char* X = x.data;
+    const int64_t s0 = x.strides[0] * item, s1 = x.strides[1] * item;
+    auto pick = [&](auto bits) {
+        using U = decltype(bits);
+        const U sign = none ? U(U(1) << (8 * sizeof(U) - 1)) : U(0);
+        U* O = reinterpret_cast<U*>(dst);
+        parallel_range(M, GRAIN, [&](int64_t b, int64_t e) {
+            for (int64_t m = b; m < e; ++m) O[m] = U(ld<U>(X + m * s0 + idx[m] * s1) ^ sign);
+        });
+    };
+    if (item == 2) pick(uint16_t{});
+    else if (item == 4) pick(uint32_t{});
+    else pick(uint64_t{});
+    if (none) return;
+    View row;
+    row.data = dst;
+    row.dtype = x.dtype;
+    row.ndim = 2;
+    row.size = M;
+    row.shape[0] = 1, row.shape[1] = M;
+    row.strides[0] = M, row.strides[1] = 1;
+    alignas(16) char total[16];
+    kernels().reduce[x.dtype](R_SUM, row, total);
+    // NOTE: the negation and the division in float64 from the rounded sum, rounded once more to
+    // x's dtype (run_cast's rounding): as the core's `total * (-1 / M)`, with one rounding fewer.
+    View one = row;
+    one.data = total;
+    one.ndim = 1;
+    one.size = 1;
+    one.shape[0] = 1, one.strides[0] = 1;
+    double v = 0;
+    View wide = one;
+    wide.dtype = F64;
+    wide.data = reinterpret_cast<char*>(&v);
+    run_cast(one, wide);
+    v = reduction == NLL_MEAN ? -v / double(M) : -v;
+    View dst1 = one;
+    dst1.data = out.data;
+    run_cast(wide, dst1);
+}
+
 void run_take(const View& x, const View& indices, const View& out) {
     if (x.ndim != 2 || out.ndim != 2 || out.shape[0] != x.shape[0] ||
         indices.ndim != 1 || out.shape[1] != indices.shape[0])

@@ -320,6 +320,7 @@ void init_op_tables() {
     g_fused.add("arange", FU_ARANGE);
     g_fused.add("sumsq", FU_SUMSQ);
     g_fused.add("clip", FU_CLIP);
+    g_fused.add("nll", FU_NLL);
     g_linalg.kind = "linalg";
     for (int i = 0; i < NLINALG; ++i) g_linalg.add(linalg_name(i), i);
     g_scan.add("cumulative_sum", S_CUMSUM);
@@ -647,6 +648,19 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
             has[j] = true;
         }
         return maybe_release(vx.size, [&] { run_clip(vx, vo, has[0], bound[0], has[1], bound[1]); });
+    }
+    if (code == FU_NLL) {
+        if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 2)
+            throw type_error("fused nll: inputs must be a tuple (x, target).");
+        PyObject* r = PyDict_Check(params.ptr()) ? PyDict_GetItemString(params.ptr(), "reduction") : nullptr;
+        const char* red = r && PyUnicode_Check(r) ? PyUnicode_AsUTF8(r) : "";
+        const NllReduction how = std::strcmp(red, "none") == 0  ? NLL_NONE
+                                 : std::strcmp(red, "sum") == 0 ? NLL_SUM
+                                 : std::strcmp(red, "mean") == 0 ? NLL_MEAN
+                                                                 : NllReduction(-1);
+        if (how < 0) throw type_error("fused nll: params['reduction'] must be 'none', 'sum' or 'mean'.");
+        auto [vx, vt, vo] = views("fused nll", PyTuple_GET_ITEM(inputs.ptr(), 0), PyTuple_GET_ITEM(inputs.ptr(), 1), out);
+        return maybe_release(vt.size * 16, [&] { run_nll(vx, vt, how, vo); });
     }
     if (code == FU_SUMSQ) {
         const Py_ssize_t n = PyTuple_Check(inputs.ptr()) ? PyTuple_GET_SIZE(inputs.ptr()) : -1;

@@ -467,3 +467,44 @@ def test_fused_arange_of_floats_matches_the_host_values(args):
         got, want = nd.arange(*args, dtype=dt, device="cpu"), nd.arange(*args, dtype=dt, device="numpy")
         with np.errstate(over="ignore"):
             np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=f"{args} {dt.name}")
+
+
+def test_nll_kernel_checks():
+    """fused nll (conformance holds it to the composite on every layout and dtype): what the
+    kernel itself checks, and its exact gather, sign flips included."""
+    be = nd.asarray([1], device="cpu").device.backend
+    assert "fused:nll" in be.capabilities
+    x = nd.asarray([[0.5, -0.0, float("nan")], [2.0, 4.0, -1.0]], dtype=nd.float32, device="cpu")
+    t = nd.asarray([1, 2], dtype=nd.int8, device="cpu")
+    out2, out1 = (nd.empty(s, dtype=nd.float32, device="cpu") for s in ((2,), (1,)))
+    be.fused("nll", (x._ref, t._ref), out2._ref, {"reduction": "none"})
+    assert [str(v) for v in out2.tolist()] == ["0.0", "1.0"]
+    for reduction, want in (("sum", -(-0.0 - 1.0)), ("mean", 0.5)):
+        be.fused("nll", (x._ref, t._ref), out1._ref, {"reduction": reduction})
+        assert out1.tolist() == [want]
+    with pytest.raises(IndexError, match="out of bounds"):
+        be.fused("nll", (x._ref, held(nd.asarray([0, 3], device="cpu"))), out2._ref, {"reduction": "none"})
+    with pytest.raises(IndexError, match="out of bounds"):
+        be.fused("nll", (x._ref, held(nd.asarray([2**63 + 5, 0], dtype=nd.uint64, device="cpu"))), out1._ref,
+                 {"reduction": "sum"})  # fmt: skip
+    with pytest.raises(TypeError, match="'reduction'"):
+        be.fused("nll", (x._ref, t._ref), out1._ref, {"reduction": "avg"})
+    with pytest.raises(TypeError, match="'reduction'"):
+        be.fused("nll", (x._ref, t._ref), out1._ref, {})
+    with pytest.raises(ValueError, match=r"\(1,\)"):
+        be.fused("nll", (x._ref, t._ref), out2._ref, {"reduction": "mean"})
+    with pytest.raises(ValueError, match="expected"):
+        be.fused("nll", (x._ref, held(nd.asarray([1, 2, 0], device="cpu"))), out2._ref, {"reduction": "none"})
+    with pytest.raises(TypeError, match="real floating"):
+        i = nd.asarray([[1, 2]], device="cpu")
+        be.fused("nll", (i._ref, held(nd.asarray([0], device="cpu"))), held(nd.empty((1,), dtype=nd.int64, device="cpu")),
+                 {"reduction": "none"})  # fmt: skip
+    with pytest.raises(TypeError, match="out"):
+        be.fused("nll", (x._ref, t._ref), held(nd.empty((2,), dtype=nd.float64, device="cpu")), {"reduction": "none"})
+    with pytest.raises(TypeError, match="integer"):
+        be.fused("nll", (x._ref, held(nd.asarray([1.0, 0.0], device="cpu"))), out2._ref, {"reduction": "none"})
+    with pytest.raises(ValueError, match="M >= 1"):
+        e = held(nd.empty((0, 3), dtype=nd.float32, device="cpu"))
+        be.fused("nll", (e, held(nd.empty((0,), dtype=nd.int64, device="cpu"))), out1._ref, {"reduction": "sum"})
+    with pytest.raises(TypeError, match="inputs"):
+        be.fused("nll", (x._ref,), out2._ref, {"reduction": "none"})
