@@ -8,6 +8,10 @@
 
 #include "half.h"
 
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #ifndef NDP_ISA
 #define NDP_ISA baseline
 #endif
@@ -482,6 +486,112 @@ template <class T> void fill_loop(char* o, int64_t so, int64_t n, const void* va
     }
 }
 
+// Philox-4x32-10 (Salmon et al., SC 2011), the stream every backend draws: block i is the
+// counter ctr + i (128 bits, wrapping) enciphered under `key` in ten rounds.
+inline void philox_block(uint32_t k0, uint32_t k1, uint64_t lo, uint64_t hi, uint32_t* out) {
+    uint32_t c0 = uint32_t(lo), c1 = uint32_t(lo >> 32), c2 = uint32_t(hi), c3 = uint32_t(hi >> 32);
+    for (int r = 0; r < 10; ++r) {
+        const uint64_t p0 = uint64_t(0xD2511F53u) * c0, p1 = uint64_t(0xCD9E8D57u) * c2;
+        const uint32_t n0 = uint32_t(p1 >> 32) ^ c1 ^ k0, n2 = uint32_t(p0 >> 32) ^ c3 ^ k1;
+        c1 = uint32_t(p1), c3 = uint32_t(p0), c0 = n0, c2 = n2;
+        k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
+    }
+    out[0] = c0, out[1] = c1, out[2] = c2, out[3] = c3;
+}
+
+#if defined(__AVX512F__) || defined(__AVX2__)
+// philox::LANES blocks at once, one per 32-bit lane (16 with AVX-512, 8 with AVX2). NOTE: written
+// with intrinsics: GCC vectorises the 32 x 32 -> 64-bit products of the plain loop with vpmullq
+// (a full 64-bit multiply, 3 uops) and the lane inserts and interleaved stores around them,
+// slower than scalar code (10^6 words, one thread, x86-64-v4: 1.0-1.6 ms against the scalar
+// loop's 0.95; these take 0.57).
+namespace philox {
+#if defined(__AVX512F__)
+constexpr int LANES = 16;
+using Vec = __m512i;
+inline Vec set1(uint32_t v) { return _mm512_set1_epi32(int(v)); }
+inline Vec vxor(Vec a, Vec b) { return _mm512_xor_si512(a, b); }
+inline void mulhilo(Vec a, Vec m, Vec& hi, Vec& lo) {
+    const Vec even = _mm512_mul_epu32(a, m), odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
+    hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
+    lo = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
+}
+inline Vec iota_plus(uint32_t v) {
+    return _mm512_add_epi32(set1(v), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+}
+// out[4 l + j] = c_j[l]. After the unpacks, 128-bit lane q of w_k holds block 4 q + k; the
+// shuffles gather blocks 4 t .. 4 t + 3 into the t-th store.
+inline void store_blocks(Vec c0, Vec c1, Vec c2, Vec c3, uint32_t* out) {
+    const Vec a = _mm512_unpacklo_epi32(c0, c1), b = _mm512_unpackhi_epi32(c0, c1);
+    const Vec c = _mm512_unpacklo_epi32(c2, c3), d = _mm512_unpackhi_epi32(c2, c3);
+    const Vec w0 = _mm512_unpacklo_epi64(a, c), w1 = _mm512_unpackhi_epi64(a, c);
+    const Vec w2 = _mm512_unpacklo_epi64(b, d), w3 = _mm512_unpackhi_epi64(b, d);
+    const Vec t0 = _mm512_shuffle_i32x4(w0, w1, 0x44), t1 = _mm512_shuffle_i32x4(w2, w3, 0x44);
+    const Vec t2 = _mm512_shuffle_i32x4(w0, w1, 0xEE), t3 = _mm512_shuffle_i32x4(w2, w3, 0xEE);
+    _mm512_storeu_si512(out, _mm512_shuffle_i32x4(t0, t1, 0x88));
+    _mm512_storeu_si512(out + 16, _mm512_shuffle_i32x4(t0, t1, 0xDD));
+    _mm512_storeu_si512(out + 32, _mm512_shuffle_i32x4(t2, t3, 0x88));
+    _mm512_storeu_si512(out + 48, _mm512_shuffle_i32x4(t2, t3, 0xDD));
+}
+#else
+constexpr int LANES = 8;
+using Vec = __m256i;
+inline Vec set1(uint32_t v) { return _mm256_set1_epi32(int(v)); }
+inline Vec vxor(Vec a, Vec b) { return _mm256_xor_si256(a, b); }
+inline void mulhilo(Vec a, Vec m, Vec& hi, Vec& lo) {
+    const Vec even = _mm256_mul_epu32(a, m), odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m);
+    hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+    lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+}
+inline Vec iota_plus(uint32_t v) { return _mm256_add_epi32(set1(v), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); }
+// out[4 l + j] = c_j[l]: 128-bit lane q of w_k holds block 4 q + k after the unpacks.
+inline void store_blocks(Vec c0, Vec c1, Vec c2, Vec c3, uint32_t* out) {
+    const Vec a = _mm256_unpacklo_epi32(c0, c1), b = _mm256_unpackhi_epi32(c0, c1);
+    const Vec c = _mm256_unpacklo_epi32(c2, c3), d = _mm256_unpackhi_epi32(c2, c3);
+    const Vec w0 = _mm256_unpacklo_epi64(a, c), w1 = _mm256_unpackhi_epi64(a, c);
+    const Vec w2 = _mm256_unpacklo_epi64(b, d), w3 = _mm256_unpackhi_epi64(b, d);
+    _mm256_storeu_si256(reinterpret_cast<Vec*>(out), _mm256_permute2x128_si256(w0, w1, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<Vec*>(out + 8), _mm256_permute2x128_si256(w2, w3, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<Vec*>(out + 16), _mm256_permute2x128_si256(w0, w1, 0x31));
+    _mm256_storeu_si256(reinterpret_cast<Vec*>(out + 24), _mm256_permute2x128_si256(w2, w3, 0x31));
+}
+#endif
+
+// LANES blocks from counter (hi, lo), whose counters differ in their first word only (the caller
+// checked).
+inline void lanes(uint32_t k0, uint32_t k1, uint64_t lo, uint64_t hi, uint32_t* out) {
+    Vec c0 = iota_plus(uint32_t(lo)), c1 = set1(uint32_t(lo >> 32)), c2 = set1(uint32_t(hi)), c3 = set1(uint32_t(hi >> 32));
+    const Vec m0 = set1(0xD2511F53u), m1 = set1(0xCD9E8D57u);  // mul_epu32 reads the even lanes
+    for (int r = 0; r < 10; ++r) {
+        Vec h0, l0, h1, l1;
+        mulhilo(c0, m0, h0, l0);
+        mulhilo(c2, m1, h1, l1);
+        c0 = vxor(vxor(h1, c1), set1(k0));
+        c2 = vxor(vxor(h0, c3), set1(k1));
+        c1 = l1, c3 = l0;
+        k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
+    }
+    store_blocks(c0, c1, c2, c3, out);
+}
+}  // namespace philox
+#endif
+
+void philox_loop(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, int64_t b, int64_t e, uint32_t* out) {
+    const uint32_t k0 = uint32_t(key), k1 = uint32_t(key >> 32);
+    for (int64_t i = b; i < e;) {
+        const uint64_t lo = ctr_lo + uint64_t(i), hi = ctr_hi + (lo < ctr_lo ? 1 : 0);
+#if defined(__AVX512F__) || defined(__AVX2__)
+        if (e - i >= philox::LANES && uint32_t(lo) <= UINT32_MAX - (philox::LANES - 1)) {
+            philox::lanes(k0, k1, lo, hi, out + 4 * (i - b));
+            i += philox::LANES;
+            continue;
+        }
+#endif
+        philox_block(k0, k1, lo, hi, out + 4 * (i - b));
+        ++i;
+    }
+}
+
 template <class T> int8_t dtype_code() {
     int8_t code = -1;
     for_each_dtype([&](auto d) {
@@ -553,6 +663,7 @@ void fill_elementwise(Kernels& k) {
     k.fill[2] = fill_loop<uint32_t>;
     k.fill[3] = fill_loop<uint64_t>;
     k.fill[4] = fill_loop<Bytes16>;
+    k.philox = philox_loop;
 }
 
 }  // namespace ndp::NDP_ISA

@@ -511,35 +511,28 @@ void run_clip(const View& x, const View& out, bool has_lo, double lo, bool has_h
     });
 }
 
-// Philox-4x32-10: word i of out is word i % 4 of Philox(key, counter + i / 4).
+// Philox-4x32-10: word i of out is word i % 4 of Philox(key, counter + i / 4); the blocks by
+// the kernel table's loop (per ISA), threaded, a strided out through a small buffer.
 void run_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, const View& out) {
     require_dtype("random_bits", "out", out, U32);
     if (out.ndim != 1) throw std::invalid_argument("random_bits: out must be 1-D.");
-    const int64_t n = out.shape[0], s = out.strides[0];
+    const int64_t n = out.shape[0], s = out.strides[0], full = n / 4;
     uint32_t* O = reinterpret_cast<uint32_t*>(out.data);
-    const int64_t blocks = (n + 3) / 4;
-    parallel_range(blocks, GRAIN / 4, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) {
-            uint64_t lo = ctr_lo + uint64_t(i);
-            uint64_t hi = ctr_hi + (lo < ctr_lo ? 1 : 0);
-            uint32_t c0 = uint32_t(lo), c1 = uint32_t(lo >> 32), c2 = uint32_t(hi),
-                     c3 = uint32_t(hi >> 32);
-            uint32_t k0 = uint32_t(key), k1 = uint32_t(key >> 32);
-            for (int r = 0; r < 10; ++r) {
-                uint64_t p0 = uint64_t(0xD2511F53u) * c0, p1 = uint64_t(0xCD9E8D57u) * c2;
-                uint32_t n0 = uint32_t(p1 >> 32) ^ c1 ^ k0, n1 = uint32_t(p1),
-                         n2 = uint32_t(p0 >> 32) ^ c3 ^ k1, n3 = uint32_t(p0);
-                c0 = n0;
-                c1 = n1;
-                c2 = n2;
-                c3 = n3;
-                k0 += 0x9E3779B9u;
-                k1 += 0xBB67AE85u;
-            }
-            const uint32_t w[4] = {c0, c1, c2, c3};
-            for (int j = 0; j < 4 && 4 * i + j < n; ++j) O[(4 * i + j) * s] = w[j];
+    const PhiloxFn philox = kernels().philox;
+    parallel_range(full, GRAIN / 4, [&](int64_t b, int64_t e) {
+        if (s == 1) return philox(key, ctr_lo, ctr_hi, b, e, O + 4 * b);
+        uint32_t buf[4 * 256];
+        for (int64_t c = b; c < e; c += 256) {
+            const int64_t ce = std::min(e, c + 256);
+            philox(key, ctr_lo, ctr_hi, c, ce, buf);
+            for (int64_t k = 0; k < 4 * (ce - c); ++k) O[(4 * c + k) * s] = buf[k];
         }
     });
+    if (n % 4) {
+        uint32_t w[4];
+        philox(key, ctr_lo, ctr_hi, full, full + 1, w);
+        for (int64_t j = 0; j < n % 4; ++j) O[(4 * full + j) * s] = w[j];
+    }
 }
 
 }  // namespace ndp

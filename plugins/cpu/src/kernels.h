@@ -28,6 +28,9 @@ using ReduceFn = void (*)(int op, const View& x, char* out);
 // scan(op, x (M, K) any strides, out (M, K) contiguous of x's dtype).
 using ScanFn = void (*)(int op, const View& x, char* out);
 using SumsqFn = void (*)(const View& x, const char* centre, char* out);
+// random_bits: Philox-4x32-10 of the counters ctr + i for blocks i in [b, e), each block's four
+// words at out[4 (i - b) .. 4 (i - b) + 3] (contiguous).
+using PhiloxFn = void (*)(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, int64_t b, int64_t e, uint32_t* out);
 
 // fused(op, x (M, K) contiguous, weight (K,) or null, bias (K,) or null, eps, out).
 using FusedFn = void (*)(int op, const View& x, const char* weight, const char* bias, double eps,
@@ -57,6 +60,7 @@ struct Kernels {
     ScanFn scan[NDT];
     FusedFn fused[NDT];  // float dtypes only
     SumsqFn sumsq[NDT];  // float dtypes only
+    PhiloxFn philox;
 };
 
 #define NDP_DECLARE_ISA(isa) \

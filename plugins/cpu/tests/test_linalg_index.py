@@ -7,6 +7,7 @@ import pytest
 from cpu_helpers import DTYPES, INTS, assert_close
 
 import ndplane
+from ndplane.backend import Ref
 from ndplane.backend import reference as K
 
 
@@ -183,14 +184,23 @@ def test_sort_nans_last_and_int32_indices(h):
     assert np.isnan(h.get(got_v)[0, -2:]).all()
 
 
-@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 17, 100_003])
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 17, 64, 67, 129, 100_003])
 def test_random_bits_bit_identical(h, n):
-    for key, counter in [(0, 0), (2**64 - 1, 2**64 - 2), (0x1234, 2**128 - 1), (99, 12345 << 64)]:
+    # NOTE: counters whose low words carry inside a group of 16 blocks (the AVX-512 loop's
+    # width), and a strided out (through the kernel's buffer)
+    for key, counter in [(0, 0), (2**64 - 1, 2**64 - 2), (0x1234, 2**128 - 1), (99, 12345 << 64),
+                         (7, 2**32 - 5), (8, 2**64 - 7), (9, (2**96 - 3) | (1 << 127))]:  # fmt: skip
         want = np.empty(n, np.uint32)
         K.random_bits(key, counter, want)
         out = h.empty((n,), ndplane.uint32)
         h.be.random_bits(key, counter, out)
         np.testing.assert_array_equal(h.get(out), want, err_msg=f"{key} {counter}")
+        wide = h.empty((2 * n,), ndplane.uint32)
+        h.be.fill(wide, 0)
+        h.be.random_bits(key, counter, Ref(wide.buffer, ndplane.uint32, (n,), (2,), 0, n, n <= 1))
+        got = h.get(wide)
+        np.testing.assert_array_equal(got[::2], want, err_msg=f"strided {key} {counter}")
+        assert not got[1::2].any()
 
 
 def test_integer_matmul_wraps(h):
