@@ -322,43 +322,34 @@ void run_nll(const View& x, const View& target, NllReduction reduction, const Vi
     char* dst = none ? out.data : (picked.reset(new char[size_t(M) * size_t(item)]), picked.get());
     const char* X = x.data;
     const int64_t s0 = x.strides[0] * item, s1 = x.strides[1] * item;
-    auto pick = [&](auto bits) {
+    dispatch_bits(x.dtype, [&](auto bits) {
         using U = decltype(bits);
-        const U sign = none ? U(U(1) << (8 * sizeof(U) - 1)) : U(0);
-        U* O = reinterpret_cast<U*>(dst);
-        parallel_range(M, GRAIN, [&](int64_t b, int64_t e) {
-            for (int64_t m = b; m < e; ++m) O[m] = U(ld<U>(X + m * s0 + idx[m] * s1) ^ sign);
-        });
-    };
-    if (item == 2) pick(uint16_t{});
-    else if (item == 4) pick(uint32_t{});
-    else pick(uint64_t{});
+        if constexpr (std::is_integral_v<U>) {  // 2, 4 or 8 bytes: the float widths
+            const U sign = none ? U(U(1) << (8 * sizeof(U) - 1)) : U(0);
+            U* O = reinterpret_cast<U*>(dst);
+            parallel_range(M, GRAIN, [&](int64_t b, int64_t e) {
+                for (int64_t m = b; m < e; ++m) O[m] = U(ld<U>(X + m * s0 + idx[m] * s1) ^ sign);
+            });
+        }
+    });
     if (none) return;
-    View row;
+    View row = x;  // the picked values as one contiguous row (1, M)
     row.data = dst;
-    row.dtype = x.dtype;
-    row.ndim = 2;
     row.size = M;
     row.shape[0] = 1, row.shape[1] = M;
     row.strides[0] = M, row.strides[1] = 1;
-    alignas(16) char total[16];
-    kernels().reduce[x.dtype](R_SUM, row, total);
-    // NOTE: the negation and the division in float64 from the rounded sum, rounded once more to
-    // x's dtype (run_cast's rounding): as the core's `total * (-1 / M)`, with one rounding fewer.
-    View one = row;
-    one.data = total;
-    one.ndim = 1;
-    one.size = 1;
-    one.shape[0] = 1, one.strides[0] = 1;
-    double v = 0;
-    View wide = one;
-    wide.dtype = F64;
-    wide.data = reinterpret_cast<char*>(&v);
-    run_cast(one, wide);
-    v = reduction == NLL_MEAN ? -v / double(M) : -v;
-    View dst1 = one;
-    dst1.data = out.data;
-    run_cast(wide, dst1);
+    dispatch(x.dtype, [&](auto t) {
+        using T = decltype(t);
+        if constexpr (is_float_v<T>) {
+            T total;
+            kernels().reduce[x.dtype](R_SUM, row, reinterpret_cast<char*>(&total));
+            // NOTE: the negation and the division in float64 from the rounded sum, rounded once
+            // more to x's dtype (cast's conversion): as the core's `total * (-1 / M)`, with one
+            // rounding fewer.
+            const double v = convert<double>(total);
+            *reinterpret_cast<T*>(out.data) = convert<T>(reduction == NLL_MEAN ? -v / double(M) : -v);
+        }
+    });
 }
 
 void run_take(const View& x, const View& indices, const View& out) {
