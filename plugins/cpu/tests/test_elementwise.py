@@ -11,7 +11,7 @@ from cpu_helpers import COMPLEX, DTYPES, FLOATS, INTS, assert_close, native_thre
 
 import ndplane
 from ndplane._elementwise import OPS
-from ndplane.backend import BINARY_OPS, COMPARISON_OPS, UNARY_OPS
+from ndplane.backend import BINARY_OPS, COMPARISON_OPS, UNARY_OPS, Ref
 from ndplane.backend import reference as K
 
 BOOL_OUT = {"isfinite", "isinf", "isnan", "logical_not", "signbit"} | COMPARISON_OPS | {
@@ -173,6 +173,78 @@ def test_negative_integer_powers(h):
     out = h.empty(a.shape, ndplane.int32)
     h.be.binary("pow", h.put(a), h.put(b), out)
     np.testing.assert_array_equal(h.get(out), want)
+
+
+def _ulps32(got: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """|got - exact| in float32 ulps of the float64 ``exact`` (the subnormal spacing below); 0 where
+    both are the same infinity or both NaN, inf where only one is."""
+    with np.errstate(over="ignore"):
+        rounded = exact.astype(np.float32)
+    spacing = np.spacing(np.abs(rounded), dtype=np.float32).astype(np.float64)
+    spacing = np.where(np.isinf(rounded), np.spacing(np.float32(3e38)), spacing)
+    same = (got == rounded) | (np.isnan(got) & np.isnan(exact))
+    with np.errstate(invalid="ignore"):
+        err = np.abs(got.astype(np.float64) - exact) / spacing
+    return np.where(same, 0.0, np.where(np.isnan(err), np.inf, err))
+
+
+def test_pow_float32_kernel_on_every_road(h):
+    """float32 pow (the backend's own powf_core where the FMA is an instruction, libm's pow for the
+    lanes it refuses): results of every magnitude -- overflow, underflow, subnormal -- within 1 ulp
+    of the float64 power, negative bases, refused lanes (0, subnormal, inf, NaN, |b| >= 2^40)
+    scattered through blocks of 256, operands contiguous, strided, reversed and broadcast, and the
+    output over either operand (the refused lanes are redone from the operands afterwards)."""
+    rng = np.random.default_rng(11)
+    n = 3001
+    a = rng.integers(0x00800000, 0x7F800000, n, dtype=np.uint32).view(np.float32)
+    t = rng.uniform(-160, 140, n)  # 2^t from past float32's largest down through the subnormals
+    b = (t / np.log2(a.astype(np.float64))).astype(np.float32)
+    b[: n // 3] = rng.uniform(-4, 4, n // 3).astype(np.float32)
+    neg = rng.random(n) < 0.3
+    a[neg] = -a[neg]
+    b[neg] = np.where(rng.random(neg.sum()) < 0.8, np.round(b[neg]), b[neg])  # mostly integers: signs
+    where = rng.choice(n, 60, replace=False)
+    refused = np.array([0.0, -0.0, 1e-40, -1e-40, np.inf, -np.inf, np.nan, 3.0], np.float32)
+    a[where[:40]] = refused[np.arange(40) % 8]
+    b[where[40:]] = np.array([2.0**40, -(2.0**41), np.inf, -np.inf, np.nan], np.float32)[np.arange(20) % 5]
+    a[:256][a[:256] < 0] *= -1  # a first block without negative bases
+    with np.errstate(all="ignore"):
+        special = np.power(a, b)  # NumPy's kind of result on special values
+
+    def check(got: np.ndarray, ea: np.ndarray, eb: np.ndarray, road: str) -> None:
+        with np.errstate(all="ignore"):
+            want = np.power(ea.astype(np.float64), eb.astype(np.float64))
+        err = _ulps32(got, want)
+        i = int(np.argmax(err))
+        assert err[i] <= 1.0, f"pow float32 {road}: {err[i]:.2f} ulp at {ea.flat[i]!r} ** {eb.flat[i]!r}"
+
+    ra, rb = h.put(a), h.put(b)
+    out = h.empty((n,), ndplane.float32)
+    h.be.binary("pow", ra, rb, out)
+    got = h.get(out)
+    check(got, a, b, "contiguous")
+    assert ((np.signbit(got) == np.signbit(special)) | np.isnan(special)).all()  # -0.0, -inf as NumPy
+    inexact = np.isfinite(special) & (special != 0)
+    assert ((got == special) | (np.isnan(got) & np.isnan(special)) | inexact).all()
+    big = np.empty(3 * n, np.float32)
+    big[::3] = a[::-1]
+    b2 = np.repeat(b, 2)
+    h.be.binary("pow", h.put(big[3 * (n - 1) :: -3], big), h.put(b2[::2], b2), out)
+    check(h.get(out), a, b, "reversed and strided")
+    def broadcast(value: np.float32) -> Ref:
+        one = np.array([value], np.float32)
+        return h.put(np.broadcast_to(one, (n,)), one)
+
+    for k, base in enumerate(np.array([-2.5, 0.7, 0.0], np.float32)):
+        h.be.binary("pow", broadcast(base), rb, out)
+        check(h.get(out), np.full(n, base), b, f"broadcast base {base}")
+        expo = b[where[40]] if k == 0 else np.float32(1.7 + k)
+        h.be.binary("pow", ra, broadcast(expo), out)
+        check(h.get(out), a, np.full(n, expo), f"broadcast exponent {expo}")
+    for i, road in ((0, "out over the base"), (1, "out over the exponent")):
+        operands = [h.put(a), h.put(b)]
+        h.be.binary("pow", *operands, operands[i])
+        check(h.get(operands[i]), a, b, road)
 
 
 @pytest.mark.parametrize("dtype", [ndplane.float16, ndplane.float32, ndplane.float64], ids=lambda d: d.name)
