@@ -17,6 +17,7 @@ from ._statistical import cumulative_sum
 from ._statistical import min as _min
 from ._statistical import sum as _sum
 from .backend.base import Ref
+from .backend.ops import CHECKED_INDICES
 
 __all__ = ["take", "take_along_axis", "repeat"]
 
@@ -49,6 +50,14 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
     if x.ndim == 0:
         raise ValueError("take: x must have at least one dimension.")
     ax = _layout.normalize_axis(axis, x.ndim, "take")
+    if (x.size and indices.size and CHECKED_INDICES in x.device.backend.capabilities
+            and indices.dtype is x.device.backend.default_dtypes["indexing"]):  # fmt: skip
+        # NOTE: the kernel checks the indices as it gathers (a non-empty result: it runs); the
+        # check below runs only after it refused one, to name it or to wrap negative indices.
+        try:
+            return take_in_range(x, indices, ax)
+        except IndexError:
+            pass
     return take_in_range(x, normalize_indices(indices, x.shape[ax], f"take (axis {ax})"), ax)
 
 

@@ -14,6 +14,7 @@ from .ops import (
     ALL_OPS,
     BINARY_OPS,
     CAPABILITIES,
+    CHECKED_INDICES,
     COMPARISON_OPS,
     DEFAULT_DTYPE_KINDS,
     DLPACK,
@@ -36,5 +37,5 @@ from .spec import BackendSpec
 __all__ = [
     "Backend", "Ref", "BackendSpec", "hookimpl", "hookspec", "held_view", "PROTOCOL_VERSION",
     "ALL_OPS", "UNARY_OPS", "BINARY_OPS", "COMPARISON_OPS", "REDUCE_OPS", "SCAN_OPS",
-    "KERNEL_OPS", "FUSED_OPS", "LINALG_OPS", "FFT_OPS", "LINALG", "FFT", "CAPABILITIES", "STRIDED", "INPLACE", "HOST_RESIDENT", "DLPACK", "DEFAULT_DTYPE_KINDS",
+    "KERNEL_OPS", "FUSED_OPS", "LINALG_OPS", "FFT_OPS", "LINALG", "FFT", "CAPABILITIES", "CHECKED_INDICES", "STRIDED", "INPLACE", "HOST_RESIDENT", "DLPACK", "DEFAULT_DTYPE_KINDS",
 ]  # fmt: skip

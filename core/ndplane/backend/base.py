@@ -225,7 +225,9 @@ class Backend:
 
     def take(self, x: Ref, indices: Ref, out: Ref) -> None:
         """``out[m, k] = x[m, indices[k]]`` for ``x`` (M, N), 1-D integer ``indices`` (K,),
-        ``out`` (M, K). The core has checked every index is in ``[0, N)``."""
+        ``out`` (M, K). The core has checked every index is in ``[0, N)``, unless the backend
+        declares ``CHECKED_INDICES``: then it raises IndexError for an index outside ``[0, N)``
+        (negative ones included) before it reads ``x``."""
         raise NotImplementedError("need take")
 
     def scatter_add(self, out: Ref, indices: Ref, values: Ref) -> None:
@@ -276,7 +278,8 @@ class Backend:
         - ``take_axis`` (``take`` along an axis other than the last, so the result comes out
           C-contiguous instead of a transposed view of ``take``'s (M, K)): ``inputs = (x,
           indices)`` with ``x`` (A, N, B), ``indices`` (K,) in the indexing dtype, every one in
-          ``[0, N)``; ``out`` (A, K, B) of ``x``'s dtype, ``out[a, k, b] = x[a, indices[k], b]``.
+          ``[0, N)`` (with ``CHECKED_INDICES``: any, an IndexError for one outside); ``out``
+          (A, K, B) of ``x``'s dtype, ``out[a, k, b] = x[a, indices[k], b]``.
         - ``put_axis`` (``x[int array] = y`` on one axis, in place like ``adam``): ``inputs =
           (indices, values)``, ``indices`` (K,) as above, ``values`` (A, K, B) of ``out``'s dtype,
           ``out`` (A, N, B) the array written: ``out[a, indices[k], b] = values[a, k, b]``; where

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import ndplane as nd
+from ndplane.backend import CHECKED_INDICES, Ref
 from ndplane.conformance import _helpers as h
 
 
@@ -24,11 +25,17 @@ def _raises_before_kernels(device: nd.Device, exc: Any, match: str, fn: Callable
 
 
 def _raises_before_reading(device: nd.Device, exc: Any, match: str, fn: Callable[[], Any],
-                           x: nd.Array) -> None:  # fmt: skip
+                           x: nd.Array, gather: bool = False) -> None:  # fmt: skip
     """``fn()`` raises ``exc`` and no kernel received ``x``'s memory first; kernels on other
-    arrays may run (natively, or as the host fallback's to_host, from_host and copy)."""
+    arrays may run (natively, or as the host fallback's to_host, from_host and copy). A
+    ``gather`` on a device with ``CHECKED_INDICES`` may hand ``x`` to ``take`` or
+    ``fused:take_axis``, whose contract is then to refuse the indices before reading."""
     with h.KernelSpy(device) as spy, pytest.raises(exc, match=match):
         fn()
+    if gather and CHECKED_INDICES in device.backend.capabilities:
+        readers = spy.touched_by(x)
+        assert readers <= {"take", "fused"}, f"kernels other than the gather read the indexed array: {readers}"
+        return
     assert not spy.touched(x), f"kernels read the indexed array before the error: {spy.calls}"
 
 
@@ -113,15 +120,43 @@ def test_index_out_of_range(device: nd.Device) -> None:
     idx = nd.asarray([0, 3], device=device)
     # NOTE: bounds are checked with min/max reductions over the indices (kernels on the
     # indices only); no kernel may read the indexed array.
-    _raises_before_reading(device, IndexError, "take", lambda: nd.take(a, idx, axis=1), a)
+    _raises_before_reading(device, IndexError, "take", lambda: nd.take(a, idx, axis=1), a, gather=True)
     neg = -idx - 1
-    _raises_before_reading(device, IndexError, "take", lambda: nd.take(a, neg, axis=0), a)
-    _raises_before_reading(device, IndexError, "bounds", lambda: a[idx], a)
+    _raises_before_reading(device, IndexError, "take", lambda: nd.take(a, neg, axis=0), a, gather=True)
+    _raises_before_reading(device, IndexError, "bounds", lambda: a[idx], a, gather=True)
     idx2 = nd.reshape(idx, (1, 2))
     _raises_before_reading(device, IndexError, "take_along_axis",
                            lambda: nd.take_along_axis(a, idx2, axis=1), a)  # fmt: skip
     mask = nd.asarray([True, False, True], device=device)
     _raises_before_kernels(device, IndexError, "boolean", lambda: a[mask])
+
+
+def test_checked_indices_kernels_refuse_bad_indices(device: nd.Device) -> None:
+    """A backend that declares ``CHECKED_INDICES`` keeps its contract: ``take`` and, where
+    declared, ``fused:take_axis`` raise IndexError for an index past either end (-1 included),
+    from every integer dtype the device has; in-range indices still gather."""
+    backend = device.backend
+    if CHECKED_INDICES not in backend.capabilities:
+        pytest.skip(f"{device} does not declare {CHECKED_INDICES}")
+    dt = h.default(device, "real floating")
+    x = nd.reshape(nd.arange(6, dtype=dt, device=device), (2, 3))
+    out = nd.empty((2, 2), dtype=dt, device=device)
+    for index_dtype in h.supported(device, ("int", "uint")):
+        for bad in ([0, 3], [-1, 0], [1, 100]):
+            if bad[0] < 0 and index_dtype.kind == "uint":
+                continue
+            idx = nd.asarray(bad, dtype=index_dtype, device=device)
+            with pytest.raises(IndexError):
+                backend.take(x._ref, idx._ref, out._ref)
+            if "fused:take_axis" in backend.capabilities:
+                r = x._ref  # x as (A, N, B) = (1, 2, 3), out (1, 2, 3): rows of x at idx
+                x3 = Ref(r.buffer, r.dtype, (1, 2, 3), (6, 3, 1), r.offset, r.size, True)
+                rows = nd.empty((1, 2, 3), dtype=dt, device=device)
+                with pytest.raises(IndexError):
+                    backend.fused("take_axis", (x3, idx._ref), rows._ref, {})
+        idx = nd.asarray([2, 0], dtype=index_dtype, device=device)
+        backend.take(x._ref, idx._ref, out._ref)
+        assert out.tolist() == [[2, 0], [5, 3]]
 
 
 def test_impossible_reshape(device: nd.Device) -> None:
