@@ -9,7 +9,7 @@ they minimise relative (near minimax), against mpmath at 200 bits. Prints, per d
 largest relative error of ``s Q(s^2)`` and of ``1 + f R(f)`` with the float64 coefficients,
 and the constants of the chosen degrees in hexadecimal for ops.h::
 
-    python tools/fit_powf.py [--q-degree 4] [--r-degree 5]
+    python tools/fit_powf.py [--q-degree 4] [--r-degree 5]    # needs mpmath (pip install mpmath)
 
 The kernel needs about 2^-36 on ``log2(m)`` (``|y log2(m)|`` reaches 300 where ``t`` is still
 in float32's range) and 2^-27 on ``2^f``: with those, the float32 result is within 0.56 ulp.

@@ -231,6 +231,7 @@ def test_pow_float32_kernel_on_every_road(h):
     b2 = np.repeat(b, 2)
     h.be.binary("pow", h.put(big[3 * (n - 1) :: -3], big), h.put(b2[::2], b2), out)
     check(h.get(out), a, b, "reversed and strided")
+
     def broadcast(value: np.float32) -> Ref:
         one = np.array([value], np.float32)
         return h.put(np.broadcast_to(one, (n,)), one)
