@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "blas.h"
 #include "driver.h"
 
 namespace ndp {
@@ -317,17 +318,6 @@ template <class T> void grad_bias(const Geo& q, const T* gy, T* gb) {
             gb[o] = T(lane[0] + tail);
         }
     });
-}
-
-// f() with a one-thread OpenBLAS, for gemms inside pool workers.
-// NOTE: never a threaded OpenBLAS inside pool workers, nor our pool's copies between
-// threaded gemms: both pools' workers spin while idle (OpenBLAS's for much longer), and on
-// cores they share that ran 2-3x slower than either alone.
-template <class F> void one_blas_thread(F&& f) {
-    const int blas_threads = scipy_openblas_get_num_threads();
-    scipy_openblas_set_num_threads(1);
-    f();
-    scipy_openblas_set_num_threads(blas_threads);
 }
 
 // Whether over_images runs each image on one thread (the pool's, or the only one): then an

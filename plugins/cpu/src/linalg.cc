@@ -20,6 +20,7 @@
 #include <mutex>
 #include <vector>
 
+#include "blas.h"
 #include "driver.h"
 #include "linalg.h"
 
@@ -97,9 +98,11 @@ struct Dims {
 
 // ---------------------------------------------------------------------------
 // One matrix per call. Each op is a struct: ctor (workspace query, once per
-// call), Work (per thread), and run(i, w) -> 0 or a LAPACK failure code.
+// call), Work (per thread), run(i, w) -> 0 or a LAPACK failure code, and
+// `panel_bound` (run_batch says what it means).
 // ---------------------------------------------------------------------------
 template <class T> struct Cholesky {
+    static constexpr bool panel_bound = false;
     const T* a;
     T* l;
     li n;
@@ -118,6 +121,7 @@ template <class T> struct Cholesky {
 };
 
 template <class T> struct QR {
+    static constexpr bool panel_bound = true;
     const T* a;
     T *q, *r;
     li M, N, K, KQ;  // KQ: columns of q (K reduced, M complete)
@@ -158,6 +162,7 @@ template <class T> struct QR {
 // SVD of the row-major A (M, N) as the column-major A^T (N, M) = U' S V'^T:
 // then A = V'^T^T S U'^T, so u (M, J) is V'^T's buffer and vh (J', N) is U''s.
 template <class T> struct SVD {
+    static constexpr bool panel_bound = true;
     using R = typename Lapack<T>::R;
     const T* a;
     T *u, *vh;  // null for svdvals
@@ -226,6 +231,7 @@ template <class T> struct SVD {
 // eigh of Hermitian A: the column-major view of A's buffer is conj(A) (same
 // eigenvalues, conjugate eigenvectors), and its upper triangle is A's lower.
 template <class T> struct Eigh {
+    static constexpr bool panel_bound = false;
     using R = typename Lapack<T>::R;
     const T* a;
     R* wv;
@@ -274,6 +280,7 @@ template <class T> struct Eigh {
 
 // solve: LU of the buffer (= A^T) then getrs with trans='T' solves A X = B.
 template <class T> struct Solve {
+    static constexpr bool panel_bound = true;
     const T *a, *b;
     T* x;
     li n, k;
@@ -304,6 +311,7 @@ template <class T> struct Solve {
 
 // inv: getri on the buffer (= A^T) leaves (A^T)^-1 column-major = A^-1 row-major.
 template <class T> struct Inv {
+    static constexpr bool panel_bound = false;
     const T* a;
     T* out;
     li n;
@@ -334,6 +342,7 @@ template <class T> struct Inv {
 // det and slogdet from the LU factors (det(A^T) = det(A)); a singular matrix
 // gives det 0, sign 0 and logabsdet -inf like NumPy. Accumulates in double.
 template <class T> struct Det {
+    static constexpr bool panel_bound = true;
     using R = typename Lapack<T>::R;
     using W = std::conditional_t<is_complex_v<T>, c128, double>;
     const T* a;
@@ -388,15 +397,23 @@ template <class T> struct Det {
 
 // ---------------------------------------------------------------------------
 // The batch driver: small matrices spread over the pool (each chunk with its
-// own workspace); large ones run one at a time with OpenBLAS's own threads.
+// own workspace), on a one-thread OpenBLAS; large ones run one at a time with
+// OpenBLAS's own threads.
 // ---------------------------------------------------------------------------
+// "Small": up to 64, or up to 256 for the panel-bound ops (QR, SVD, and LU for solve and det):
+// there LAPACK's panels are BLAS-2 steps too small to split, and one OpenBLAS thread ran them
+// faster than two (float32, 2 threads, one matrix: qr 128^2 576 -> 389 us, svdvals 813 -> 627,
+// svd 1454 -> 1233, qr 192^2 907 -> 709, solve 256^2 383 -> 341); Cholesky, eigh and inv lost
+// from 192 or 256 on (inv 256^2 743 -> 999), and every op measured the same on both up to 64.
+constexpr int64_t SMALL_MATRIX = 64, SMALL_PANEL_BOUND = 256;
+
 template <class Op> void run_batch(const char* name, const Op& op, int64_t B, int64_t n, const char* failure) {
     std::mutex m;
     int64_t bad = B;  // the first failing matrix, under m
     int code = 0;
     const int64_t cost = std::max<int64_t>(1, n * n * n);
-    const int64_t grain = n <= 64 ? std::max<int64_t>(1, (GRAIN * 4) / cost) : B;
-    parallel_range(B, grain, [&](int64_t b, int64_t e) {
+    const bool small = n <= (Op::panel_bound ? SMALL_PANEL_BOUND : SMALL_MATRIX);
+    const auto matrices = [&](int64_t b, int64_t e) {
         typename Op::Work w(op);
         for (int64_t i = b; i < e; ++i) {
             if (int info = op.run(i, w)) {
@@ -405,7 +422,11 @@ template <class Op> void run_batch(const char* name, const Op& op, int64_t B, in
                 return;
             }
         }
-    });
+    };
+    if (small)
+        one_blas_thread([&] { parallel_range(B, std::max<int64_t>(1, (GRAIN * 4) / cost), matrices); });
+    else
+        parallel_range(B, B, matrices);
     if (bad == B) return;
     std::string msg = std::string("linalg.") + name + ": ";
     if (code < 0)

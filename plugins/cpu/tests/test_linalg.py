@@ -11,7 +11,9 @@ from ndplane.backend import reference as K
 from ndplane.backend.ops import LINALG, LINALG_OPS
 
 LAPACK = [ndplane.float32, ndplane.float64, *COMPLEX]
-SHAPES = [(1, 3, 3), (4, 5, 5), (2, 1, 1), (3, 0, 0), (1, 40, 40), (600, 4, 4)]  # 600: the threaded path
+# 600: the threaded path; 3 x 100: over the pool on a one-thread OpenBLAS for the panel-bound ops,
+# one at a time on OpenBLAS's threads for the others; 1 x 300: OpenBLAS's threads for every op
+SHAPES = [(1, 3, 3), (4, 5, 5), (2, 1, 1), (3, 0, 0), (1, 40, 40), (600, 4, 4), (3, 100, 100), (1, 300, 300)]
 
 
 def real_of(dtype):
@@ -176,3 +178,24 @@ def test_bad_arguments(h):
         h.be.linalg("inv", (a, a), (h.empty((1, 3, 3), f64),))
     with pytest.raises(ValueError, match="unknown op 'lu'"):
         h.be.linalg("lu", (a,), (h.empty((1, 3, 3), f64),))
+
+
+def test_openblas_thread_count_restored(h):
+    """The small and panel-bound matrices run on a one-thread OpenBLAS (run_batch); its thread count
+    is the backend's again afterwards, also when LAPACK fails inside (a LinAlgError)."""
+    import ctypes
+    import glob
+    import os
+
+    import scipy_openblas32
+
+    path = glob.glob(os.path.join(scipy_openblas32.get_lib_dir(), "libscipy_openblas*.so"))[0]
+    openblas = ctypes.CDLL(path)
+    before = openblas.scipy_openblas_get_num_threads()
+    a = np.eye(128)[None] * 2.0
+    run(h, "qr", [a], [((1, 128, 128), ndplane.float64), ((1, 128, 128), ndplane.float64)])
+    assert openblas.scipy_openblas_get_num_threads() == before
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        h.be.linalg("solve", (h.put(np.zeros((2, 100, 100))), h.put(np.ones((2, 100, 1)))),
+                    (h.empty((2, 100, 1), ndplane.float64),))  # fmt: skip
+    assert openblas.scipy_openblas_get_num_threads() == before
