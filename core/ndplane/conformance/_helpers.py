@@ -520,13 +520,12 @@ class KernelSpy:
     def __init__(self, device: nd.Device) -> None:
         self.backend = device.backend
         self.calls: list[str] = []
-        self.buffers: list[Any] = []
         self.received: list[tuple[str, Any]] = []  # (kernel, buffer) for every Ref, fused inputs too
         self.available = hasattr(self.backend, "__dict__")
 
     def touched(self, x: nd.Array) -> bool:
-        """Whether a kernel or ``to_host`` received a Ref of ``x``'s memory."""
-        return any(b is x._storage.buffer for b in self.buffers)
+        """Whether a kernel or ``to_host`` received a Ref of ``x``'s memory (a fused input too)."""
+        return bool(self.touched_by(x))
 
     def touched_by(self, x: nd.Array) -> set[str]:
         """The kernels (and ``to_host``) that received a Ref of ``x``'s memory, fused inputs included."""
@@ -541,7 +540,6 @@ class KernelSpy:
             def spy(*args: Any, _name: str = name, _orig: Any = original) -> Any:
                 if _name != "to_host":
                     self.calls.append(_name)
-                self.buffers += [a.buffer for a in args if type(a) is Ref]
                 refs = [r for a in args for r in (a if type(a) is tuple else (a,)) if type(r) is Ref]
                 self.received += [(_name, r.buffer) for r in refs]
                 return _orig(*args)
