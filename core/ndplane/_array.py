@@ -13,6 +13,7 @@ and type checkers, and a test keeps the two in step.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -331,6 +332,25 @@ def _new(storage: Storage, dtype: DType, shape: tuple[int, ...], strides: tuple[
     a.requires_grad = False
     a.grad = None
     return a
+
+
+def _new_views(storage: Storage, dtype: DType, shape: tuple[int, ...], strides: tuple[int, ...],
+               offsets: Iterable[int]) -> tuple[Array, ...]:  # fmt: skip
+    """Views of one layout at each of ``offsets`` (``unstack``): ``_new`` with the size and the
+    contiguity worked out once, not per view."""
+    size = _layout.prod(shape)
+    contiguous = _layout.is_contiguous(shape, strides)
+    buffer, new, ref = storage.buffer, object.__new__, Ref
+    views = []
+    for offset in offsets:
+        a = new(Array)
+        a._storage = storage
+        a._ref = ref(buffer, dtype, shape, strides, offset if size else 0, size, contiguous)
+        a._node = None
+        a.requires_grad = False
+        a.grad = None
+        views.append(a)
+    return tuple(views)
 
 
 def _new_contiguous(storage: Storage, dtype: DType, shape: tuple[int, ...], size: int) -> Array:

@@ -2,7 +2,7 @@
 # defines the attributes and conversions and ``_methods.METHODS`` binds the operators and
 # methods; ``tests/test_layers.py`` checks this stub declares exactly what the class has.
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, final
 
 import numpy as np
@@ -167,6 +167,8 @@ _Operand = Array | bool | int | float | complex
 _Axis = int | tuple[int, ...] | list[int] | None
 
 def _new(storage: Storage, dtype: DType, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array: ...
+def _new_views(storage: Storage, dtype: DType, shape: tuple[int, ...], strides: tuple[int, ...],
+               offsets: Iterable[int]) -> tuple[Array, ...]: ...  # fmt: skip
 def _new_contiguous(storage: Storage, dtype: DType, shape: tuple[int, ...], size: int) -> Array: ...
 def check_array(name: str, x: object) -> Array: ...
 def detached(x: Array) -> Array: ...

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import cast
 
 from . import _dispatch, _dtypes, _graph, _layout
-from ._array import Array, _view, check_array
+from ._array import Array, _new_views, _view, check_array
 from ._dispatch import view_as
 
 __all__ = [
@@ -239,11 +239,13 @@ def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
     ax = _layout.normalize_axis(axis, x.ndim, "unstack")
     if x.requires_grad:  # each view records its own indexing node
         return tuple(x[(slice(None),) * ax + (i,)] for i in range(x.shape[ax]))
-    # NOTE: one layout for every view, only the offset moves: no indexing road per view
-    # (1000 views of a 1000 x 1000 array 2.46 -> 0.70 ms; PyTorch's unbind 0.42).
+    # NOTE: one layout for every view, only the offset moves: no indexing road per view, and the
+    # layout's size and contiguity found once (1000 views of a 1000 x 1000 array 2.46 -> 0.70 ->
+    # 0.29 ms; PyTorch's unbind 0.42).
     r = x._ref
     shape, strides, step = r.shape[:ax] + r.shape[ax + 1 :], r.strides[:ax] + r.strides[ax + 1 :], r.strides[ax]
-    return tuple(view_as(x, shape, strides, r.offset + i * step) for i in range(r.shape[ax]))
+    return _new_views(x._storage, r.dtype, shape, strides, range(r.offset, r.offset + r.shape[ax] * step, step)
+                      if step else [r.offset] * r.shape[ax])  # fmt: skip
 
 
 # ---------------------------------------------------------------------------

@@ -6,8 +6,9 @@ hfft, ihfft) are kernels of the optional ``"fft"`` backend capability
 with a :class:`~ndplane.FallbackWarning`.  The core does the rest once for
 every backend: moving the axis last (a view), padding with zeros or
 truncating to ``n`` (concat / slicing), the n-dimensional transforms (one axis
-at a time), ``fftfreq``/``rfftfreq`` and the shifts (``roll``). Every transform is
-differentiable: a 1-D kernel records one node whose rule is the adjoint transform.
+at a time), ``fftfreq``/``rfftfreq`` and the shifts (``roll``). A real signal reaches ``fft``
+and ``ifft`` cast to complex, or as it is where the backend declares ``FFT_REAL_INPUT``. Every
+transform is differentiable: a 1-D kernel records one node whose rule is the adjoint transform.
 
 >>> import ndplane as nd
 >>> nd.fft.fft(nd.asarray([1.0, 0.0, 0.0, 0.0], dtype=nd.complex128)).tolist()
@@ -27,6 +28,7 @@ from ._array import Array, check_array
 from ._devices import Device, as_device
 from ._dtypes import DType
 from ._manipulation import concat, moveaxis, roll
+from .backend.ops import FFT_REAL_INPUT
 
 __all__ = [
     "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
@@ -37,6 +39,8 @@ _NORMS = ("backward", "ortho", "forward")
 # op -> (input is complex, output is complex)
 _KINDS = {"fft": (True, True), "ifft": (True, True), "rfft": (False, True), "ihfft": (False, True),
           "irfft": (True, False), "hfft": (True, False)}  # fmt: skip
+#: The complex transforms a backend declaring ``FFT_REAL_INPUT`` takes a real signal for, uncast.
+_REAL_OK = frozenset({"fft", "ifft"})
 
 
 def _input(op: str, x: Array) -> Array:
@@ -47,7 +51,7 @@ def _input(op: str, x: Array) -> Array:
         raise TypeError(f"fft.{op}: only real floating-point dtypes are allowed; got {x.dtype.name}.")
     if kind not in ("float", "complex"):
         raise TypeError(f"fft.{op}: only floating-point dtypes are allowed; got {x.dtype.name}.")
-    if complex_in and kind == "float":
+    if complex_in and kind == "float" and not (op in _REAL_OK and FFT_REAL_INPUT in x.device.backend.capabilities):
         return _dispatch.cast(x, _dtypes.complex_of(x.dtype))
     return x
 
@@ -115,10 +119,10 @@ def _fft_vjp(g: Array, node: Any) -> tuple[Array]:
     DC (and even-length Nyquist) bin."""
     op, norm, n = node.params
     dual = _DUAL[norm]
-    if op == "fft":
-        return (ifft(g, norm=dual),)
-    if op == "ifft":
-        return (fft(g, norm=dual),)
+    if op in _REAL_OK:
+        gx = (ifft if op == "fft" else fft)(g, norm=dual)
+        # NOTE: a real signal the backend took uncast (FFT_REAL_INPUT): the cast's rule, the real part
+        return (_dispatch.unary("real", gx) if node.inputs[0].dtype.kind == "float" else gx,)
     if op == "rfft":
         return (_dispatch.unary("real", ifft(_resize(g, n), norm=dual)),)
     if op == "ihfft":  # conj(rfft(x, norm=dual)): the conjugate's rule, then rfft's

@@ -390,6 +390,9 @@ class Backend:
         precision (float32 with complex64, float64 with complex128). ``norm`` is
         ``"backward"`` (no scaling forward, 1/n inverse), ``"ortho"`` (1/sqrt(n) both ways)
         or ``"forward"`` (1/n forward), with NumPy's meaning of forward for each op.
+        A backend declaring ``"fft-real-input"`` (:data:`~ndplane.backend.ops.FFT_REAL_INPUT`)
+        also gets a real ``x`` for ``fft``/``ifft`` (float32 with complex64 ``out``, float64
+        with complex128; ``K = N``): the transform of ``x`` read as complex.
         """
         raise NotImplementedError(f"need fft {op!r}")
 

@@ -97,4 +97,13 @@ negative ones count from the end) only after such an error: one bounds pass and 
 host fewer per ``take`` and ``x[int array]``. Optional, so adding it left :data:`PROTOCOL_VERSION`
 unchanged; a backend that queues its work (and so cannot raise in the call) leaves it out."""
 
-CAPABILITIES = CAPABILITIES | {LINALG, FFT, DLPACK, CHECKED_INDICES}
+FFT_REAL_INPUT = "fft-real-input"
+"""``Backend.fft``'s ``fft`` and ``ifft`` also take a real ``x`` (float32 with a complex64 ``out``,
+float64 with complex128, ``out`` as long as ``x``) and give the transform of ``x`` read as a
+complex signal. The core then hands a real signal over as it is, where it cast it to complex
+before: a backend can run the real transform (half the work) and fill the other half of the
+spectrum as the conjugate mirror of the first, as PyTorch does, with no complex copy of the input.
+Optional (the core casts for a backend without it), so adding it left :data:`PROTOCOL_VERSION`
+unchanged."""
+
+CAPABILITIES = CAPABILITIES | {LINALG, FFT, DLPACK, CHECKED_INDICES, FFT_REAL_INPUT}

@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ndplane as nd
+from ndplane.backend import FFT_REAL_INPUT
 from ndplane.conformance import _helpers as h
 
 NORMS = st.sampled_from(["backward", "ortho", "forward"])
@@ -57,8 +58,10 @@ def test_one_dimensional(device: nd.Device, data: st.DataObject, norm: str) -> N
     shape = data.draw(h.shapes(min_dims=1, max_dims=3, min_side=1), label="shape")
     axis = data.draw(st.integers(-len(shape), len(shape) - 1), label="axis")
     n = data.draw(st.none() | st.integers(1, 6), label="n")
-    cases = [("fft", ("complex",), True), ("ifft", ("complex",), True), ("rfft", ("float",), True),
-             ("ihfft", ("float",), True), ("irfft", ("complex",), False), ("hfft", ("complex",), False)]  # fmt: skip
+    # NOTE: fft/ifft of a real signal too: cast by the core, or uncast where FFT_REAL_INPUT is declared
+    cases = [("fft", ("complex", "float"), True), ("ifft", ("complex", "float"), True),
+             ("rfft", ("float",), True), ("ihfft", ("float",), True), ("irfft", ("complex",), False),
+             ("hfft", ("complex",), False)]  # fmt: skip
     for op, kinds, complex_out in cases:
         for dtype in _dtypes(device, kinds):
             a = data.draw(h.arrays(device, dtype, shape, VALUES), label=f"{op} {dtype.name}")
@@ -115,6 +118,33 @@ def test_frequencies_and_shifts(device: nd.Device, n: int, d: float, data: st.Da
         a = data.draw(h.arrays(device, dtype, shape), label=f"x {dtype.name}")
         h.assert_same(nd.fft.fftshift(a.x, axes=axes), np.fft.fftshift(a.ref, axes=axes), dtype, exact=True)
         h.assert_same(nd.fft.ifftshift(a.x, axes=axes), np.fft.ifftshift(a.ref, axes=axes), dtype, exact=True)
+
+
+@pytest.mark.parametrize("op", ["fft", "ifft"])
+def test_fft_of_real_input(device: nd.Device, op: str) -> None:
+    """``FFT_REAL_INPUT``: the kernel itself on a real (M, N) signal, every length from 1 to 20 and
+    a few long ones (powers of two and not), one row and many, each norm; then ``nd.fft`` on a
+    real signal hands it to the kernel uncast."""
+    if FFT_REAL_INPUT not in device.backend.capabilities:
+        pytest.skip(f"backend {device.backend.name!r} does not declare {FFT_REAL_INPUT!r}")
+    backend = device.backend
+    rng = np.random.default_rng(7)
+    for real in _dtypes(device, ("float",)):
+        cplx = _result(real, True)
+        if cplx not in backend.dtypes:
+            continue
+        for n in [*range(1, 21), 32, 63, 64, 100, 128, 255, 256, 1000, 1024]:
+            for m, norm in ((1, "backward"), (3, "ortho"), (17, "forward")):
+                ref = rng.standard_normal((m, n)).astype(h.np_dtype(real))
+                x = nd.asarray(ref, device=device)
+                out = nd.empty((m, n), dtype=cplx, device=device)
+                backend.fft(op, x._ref, out._ref, norm)
+                expected = getattr(np.fft, op)(ref.astype(np.float64), norm=norm)
+                h.assert_same(out, expected, cplx, tol=_tol(real, n))
+    x = nd.asarray(rng.standard_normal((4, 12)), dtype=_dtypes(device, ("float",))[-1], device=device)
+    with h.KernelSpy(device) as spy:
+        getattr(nd.fft, op)(x)
+    assert "cast" not in spy.calls, f"fft.{op}: the core cast a real signal for a backend declaring {FFT_REAL_INPUT!r}"
 
 
 def test_errors(device: nd.Device) -> None:

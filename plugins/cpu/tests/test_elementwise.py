@@ -132,6 +132,47 @@ def test_unary_float_result_independent_of_layout_and_position(h, op):
                 assert h.get(part).tobytes() == want.reshape(-1)[-n:].tobytes(), f"{op} {dtype.name} {n}"
 
 
+def _same(got: np.ndarray, want: np.ndarray, what: str, ulps: float | None) -> None:
+    """Bit for bit, or within ``ulps``."""
+    if ulps is not None:
+        assert_close(got, want, what, ulps)
+    else:
+        assert got.tobytes() == want.tobytes(), what
+
+
+@pytest.mark.parametrize("op", sorted(UNARY_OPS))
+def test_unary_long_runs_reversed_strided_and_partial(h, op):
+    """Runs longer than a block (256) and a partial last block, read forward, reversed (x[::-1]:
+    staged by reversed_into) and with a step, written forward or reversed, give the contiguous
+    result: bit for bit, but within the op's ulps for complex (a complex element at the scalar
+    remainder of a vector loop takes glibc's scalar function, elsewhere the vector one)."""
+    for dtype in DTYPES:
+        if not h.be.supports(op, dtype):
+            continue
+        out_dtype = result_dtype(op, dtype)
+        ulps = ulps_for(op, dtype) if dtype.kind == "complex" else None
+        for n in (1, 255, 256, 257, 1000):
+            base = h.data((2 * n + 1,), dtype)
+            flat = np.ascontiguousarray(base[:n])
+            whole = h.empty((n,), out_dtype)
+            h.be.unary(op, h.put(flat), whole)
+            want = h.get(whole)
+            for name, view, want_view in (("reversed", base[n - 1 :: -1], want[::-1]),
+                                          ("step2", base[: 2 * n : 2], None)):  # fmt: skip
+                src = np.ascontiguousarray(view)
+                if want_view is None:  # the step's own contiguous result
+                    h.be.unary(op, h.put(src), whole)
+                    want_view = h.get(whole).copy()
+                got = h.empty((n,), out_dtype)
+                h.be.unary(op, h.put(view, base), got)
+                _same(h.get(got), np.ascontiguousarray(want_view), f"{op} {dtype.name} {name} {n}", ulps)
+            # written reversed: out[::-1] = op(x)
+            back = h.empty((n,), out_dtype)
+            rev = Ref(back.buffer, back.dtype, (n,), (-1,), n - 1, n, n == 1)
+            h.be.unary(op, h.put(flat), rev)
+            _same(h.get(back)[::-1], want, f"{op} {dtype.name} out reversed {n}", ulps)
+
+
 def test_float16_computes_in_float32(h):
     a = np.array([0.1, 1000.0, 65504.0, 1e-7], np.float16)
     b = np.array([0.2, 0.3, 65504.0, 3.0], np.float16)

@@ -53,6 +53,8 @@ LENGTHS = [
     3 * 5 * 7 * 11 * 13,
 ]
 COMPLEX_IN = {"fft", "ifft", "irfft", "hfft"}
+#: Every op, and fft/ifft of a real signal (FFT_REAL_INPUT: the r2c transform and the mirror)
+CASES = [*sorted(FFT_OPS), "fft:real", "ifft:real"]
 PRECISIONS = {"single": (np.float32, np.complex64, 2e-6), "double": (np.float64, np.complex128, 1e-13)}
 
 
@@ -60,10 +62,10 @@ def case(h, op, n, m, precision):
     real, cplx, _ = PRECISIONS[precision]
     width = n // 2 + 1 if op in ("irfft", "hfft") else n
     x = h.rng.standard_normal((m, width))
-    if op in COMPLEX_IN:
+    if op in COMPLEX_IN:  # NOTE: "fft:real" is not
         x = x + 1j * h.rng.standard_normal((m, width))
     x = x.astype(cplx if op in COMPLEX_IN else real)
-    k = n if op in ("fft", "ifft", "irfft", "hfft") else n // 2 + 1
+    k = n if op.split(":")[0] in ("fft", "ifft", "irfft", "hfft") else n // 2 + 1
     out_dtype = real if op in ("irfft", "hfft") else cplx
     return x, (m, k), out_dtype
 
@@ -73,37 +75,39 @@ def test_declared(h):
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)
-@pytest.mark.parametrize("op", sorted(FFT_OPS))
+@pytest.mark.parametrize("op", CASES)
 def test_matches_numpy(h, kernel, op, precision):
+    name = op.split(":")[0]
     for n in LENGTHS:
         for norm in ("backward", "ortho", "forward"):
             x, shape, out_dtype = case(h, op, n, 3, precision)
             out = h.empty(shape, out_dtype)
-            kernel(op, h.put(x), out, norm)
+            kernel(name, h.put(x), out, norm)
             got = h.get(out)
             wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
-            want = getattr(np.fft, op)(wide, n=n, axis=-1, norm=norm)
+            want = getattr(np.fft, name)(wide, n=n, axis=-1, norm=norm)
             assert got.dtype == out_dtype and got.shape == want.shape
             # relative to the largest coefficient: the accuracy pocketfft reaches
             err = np.max(np.abs(got - want)) / np.max(np.abs(want))
             assert err < PRECISIONS[precision][2] * np.log2(max(n, 2)), (op, n, norm, err)
 
 
-@pytest.mark.parametrize("op", sorted(FFT_OPS))
+@pytest.mark.parametrize("op", CASES)
 def test_against_the_reference_kernel_many_rows(h, kernel, op):
     # enough rows for the threaded paths and for a measured choice (past _fft.SMALL elements)
+    name = op.split(":")[0]
     n = 300
     x, shape, out_dtype = case(h, op, n, 257, "double")
     want = np.empty(shape, out_dtype)
-    K.fft(op, x, want, "ortho")
+    K.fft(name, x, want, "ortho")
     out = h.empty(shape, out_dtype)
-    kernel(op, h.put(x), out, "ortho")
+    kernel(name, h.put(x), out, "ortho")
     np.testing.assert_allclose(h.get(out), want, rtol=1e-12, atol=1e-12)
-    if kernel.engine != "auto":
-        assert kernel.plans.engine(op, h.put(x), out) == kernel.engine
+    if kernel.engine != "auto":  # a real signal's way ("mirror:" or "cast:") runs on that engine too
+        assert kernel.plans.engine(name, h.put(x), out).split(":")[-1] == kernel.engine
 
 
-@pytest.mark.parametrize("op", sorted(FFT_OPS))
+@pytest.mark.parametrize("op", CASES)
 @pytest.mark.parametrize("precision", PRECISIONS)
 def test_rows_at_every_alignment(h, kernel, op, precision):
     # x and out starting 0, 1, 2, ... elements past a 64-byte boundary: FFTW plans per alignment
@@ -115,11 +119,38 @@ def test_rows_at_every_alignment(h, kernel, op, precision):
             src = h.put(base[shift:].reshape(x.shape), base)
             out_base = h.empty((shape[0] * shape[1] + shift,), out_dtype)
             out = Ref(out_base.buffer, out_base.dtype, shape, (shape[1], 1), shift, shape[0] * shape[1], True)
-            kernel(op, src, out, "ortho")
-            want = getattr(np.fft, op)(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64), n=n, norm="ortho")
+            kernel(op.split(":")[0], src, out, "ortho")
+            want = getattr(np.fft, op.split(":")[0])(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64), n=n, norm="ortho")
             got = h.get(out_base)[shift:].reshape(shape)
             tol = PRECISIONS[precision][2] * 10
             assert np.max(np.abs(got - want)) / np.max(np.abs(want)) < tol, (op, shift, m, n)
+
+
+@pytest.mark.parametrize("way", ["mirror", "cast", "large"])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_fft_of_real_input_each_way(h, monkeypatch, engine, way):
+    """FFT_REAL_INPUT's two ways (Plans._choose_real), each forced on each engine: the r2c op and
+    the conjugate mirror, or the cast and the c2c op in place; "large" is the mirror unmeasured
+    (above LARGE bytes). Short rows and long, one row and many (threaded chunks), single and double."""
+    monkeypatch.setenv(_fft.ENGINE_VARIABLE, engine)
+    if way == "large":
+        monkeypatch.setattr(_fft, "LARGE", 0)
+    else:
+        monkeypatch.setattr(_fft, "_fastest", lambda candidates, x, out: next(k for k in candidates if k.startswith(way)))
+    native = cpu._native()
+    fft, plans = _fft.make_fft(native.num_threads, native)
+    for op in ("fft", "ifft"):
+        for precision in PRECISIONS:
+            for m, n in ((1, 1), (1, 2), (3, 5), (2, 16), (130, 128), (40, 1000), (1, 4099)):
+                x, shape, out_dtype = case(h, op + ":real", n, m, precision)
+                for norm in ("backward", "ortho", "forward"):
+                    out = h.empty(shape, out_dtype)
+                    fft(op, h.put(x), out, norm)
+                    want = getattr(np.fft, op)(x.astype(np.float64), norm=norm)
+                    err = np.max(np.abs(h.get(out) - want)) / max(np.max(np.abs(want)), 1e-300)
+                    assert err < PRECISIONS[precision][2] * np.log2(max(n, 2)), (op, precision, m, n, norm, err)
+                chosen = plans.engine(op, h.put(x), out)
+                assert chosen == f"{'mirror' if way == 'large' else way}:{engine}", chosen
 
 
 def test_real_input_gives_exactly_real_dc_and_nyquist(h, kernel):
@@ -208,8 +239,15 @@ def test_empty_and_bad_arguments(h):
         h.be.fft("fft", x, h.empty((2, 8), np.complex64), "backward")
     with pytest.raises(TypeError, match="x must be float32 or float64"):
         h.be.fft("rfft", x, h.empty((2, 5), np.complex128), "backward")
-    with pytest.raises(TypeError, match="x must be complex64 or complex128"):
-        h.be.fft("fft", h.put(np.ones((2, 8), np.float64)), h.empty((2, 8), np.complex128), "backward")
+    with pytest.raises(TypeError, match=r"x must be complex64 or complex128 \(or float32 or float64\); got int32"):
+        h.be.fft("fft", h.put(np.ones((2, 8), np.int32)), h.empty((2, 8), np.complex128), "backward")
+    with pytest.raises(TypeError, match="x must be complex64 or complex128; got float64"):
+        h.be.fft("irfft", h.put(np.ones((2, 5), np.float64)), h.empty((2, 8), np.float64), "backward")
+    real = h.put(np.ones((2, 8), np.float32))  # fft of a real x (FFT_REAL_INPUT): out as long, complex64
+    with pytest.raises(TypeError, match="out must be complex64 for x of float32"):
+        h.be.fft("ifft", real, h.empty((2, 8), np.complex128), "backward")
+    with pytest.raises(ValueError, match=r"fft\.fft: x \(2, 8\) and out \(2, 5\)"):
+        h.be.fft("fft", real, h.empty((2, 5), np.complex64), "backward")
     with pytest.raises(ValueError, match="unknown op 'fft2'"):
         h.be.fft("fft2", x, h.empty((2, 8), np.complex128), "backward")
     with pytest.raises(ValueError, match="unknown norm 'both'"):

@@ -33,7 +33,7 @@ from ndplane.backend import (
     hookimpl,
 )
 from ndplane.backend import reference as K
-from ndplane.backend.ops import FFT, FFT_OPS, LINALG, LINALG_OPS
+from ndplane.backend.ops import FFT, FFT_OPS, FFT_REAL_INPUT, LINALG, LINALG_OPS
 
 _ALL = frozenset(ndplane.ALL_DTYPES)
 _DEFAULTS_64 = {
@@ -80,7 +80,7 @@ class NumpyBackend(Backend):
         self.index = index
         self.dtypes = dtypes
         self.default_dtypes = dict(default_dtypes or _DEFAULTS_64)
-        base = {HOST_RESIDENT, INPLACE, LINALG, FFT, DLPACK}  # NumPy ufuncs handle out= aliasing an input
+        base = {HOST_RESIDENT, INPLACE, LINALG, FFT, FFT_REAL_INPUT, DLPACK}  # NumPy ufuncs handle out= aliasing an input
         self.dlpack_device = (1, 0)
         self.capabilities = frozenset(base | {STRIDED} if strided else base)
         self._buffers = 0
