@@ -318,6 +318,42 @@ template <class Op, class T>
             return;
         }
     }
+    if constexpr (std::is_arithmetic_v<T>) {
+        // A reversed real or integer operand (x + x[::-1]): staged forward by blocks as in
+        // unary_run, then vectorised loops (float32 1000 x 1000: 3.1x -> 1.5x the contiguous
+        // time, int32 7x -> 1.3x). NOTE: not complex: the loop below is as fast for them (a
+        // complex add is memory-bound either way; staged measured 1.4-1.7x, unstaged 1.3x).
+        const auto unit_or_0 = [](int64_t s) { return s == t || s == -t || s == 0; };
+        if (so == r && (sa == -t || sb == -t) && unit_or_0(sa) && unit_or_0(sb)) {
+            alignas(64) unsigned char raw_a[UNARY_BLOCK * sizeof(T)], raw_b[UNARY_BLOCK * sizeof(T)];
+            T* ab = reinterpret_cast<T*>(raw_a);
+            T* bb = reinterpret_cast<T*>(raw_b);
+            for (int64_t i0 = 0; i0 < n; i0 += UNARY_BLOCK) {
+                const int64_t m = std::min(UNARY_BLOCK, n - i0);
+                const T* pa = sa == t ? A + i0 : A;
+                const T* pb = sb == t ? Bp + i0 : Bp;
+                if (sa == -t) {
+                    reversed_into(A - i0, ab, m);
+                    pa = ab;
+                }
+                if (sb == -t) {
+                    reversed_into(Bp - i0, bb, m);
+                    pb = bb;
+                }
+                R* po = O + i0;
+                if (sa == 0) {
+                    const T av = *A;
+                    for (int64_t i = 0; i < m; ++i) po[i] = ops::apply2<Op, T>(av, at(pb, i));
+                } else if (sb == 0) {
+                    const T bv = *Bp;
+                    for (int64_t i = 0; i < m; ++i) po[i] = ops::apply2<Op, T>(at(pa, i), bv);
+                } else {
+                    for (int64_t i = 0; i < m; ++i) po[i] = ops::apply2<Op, T>(at(pa, i), at(pb, i));
+                }
+            }
+            return;
+        }
+    }
     for (int64_t i = 0; i < n; ++i)
         st<R>(o + i * so, ops::apply2<Op, T>(ld<T>(a + i * sa), ld<T>(b + i * sb)));
 }

@@ -84,6 +84,33 @@ def test_binary_every_dtype_and_layout(h, op):
             assert_close(h.get(out), want, f"{op} {dtype.name} {na}/{nb}", ulps_for(op, dtype))
 
 
+@pytest.mark.parametrize("op", sorted(BINARY_OPS))
+def test_binary_long_runs_with_a_reversed_operand(h, op):
+    """A reversed operand (x[::-1]) beside a forward one, another reversed one or a broadcast
+    element, over runs longer than a block (256) and a partial last block: the result of the
+    same operands made contiguous first."""
+    for dtype in DTYPES:
+        if not h.be.supports(op, dtype):
+            continue
+        out_dtype = result_dtype(op, dtype)
+        for n in (1, 255, 257, 1000):
+            small = op in SMALL or op == "pow"
+            ba, bb = h.data((n,), dtype, small=small), h.data((n,), dtype, small=small)
+            if op == "pow" and dtype.kind in ("int", "uint"):
+                bb = np.abs(bb) % 4
+            one = np.ascontiguousarray(bb[:1])
+            cases = {"a reversed": ((ba[::-1], ba), (bb, bb)), "b reversed": ((ba, ba), (bb[::-1], bb)),
+                     "both reversed": ((ba[::-1], ba), (bb[::-1], bb)),
+                     "a reversed, b broadcast": ((ba[::-1], ba), (np.broadcast_to(one, (n,)), one)),
+                     "a broadcast, b reversed": ((np.broadcast_to(one, (n,)), one), (bb[::-1], bb))}  # fmt: skip
+            for name, ((va, base_a), (vb, base_b)) in cases.items():
+                want = h.empty((n,), out_dtype)
+                h.be.binary(op, h.put(np.ascontiguousarray(va)), h.put(np.ascontiguousarray(vb)), want)
+                got = h.empty((n,), out_dtype)
+                h.be.binary(op, h.put(va, base_a), h.put(vb, base_b), got)
+                assert_close(h.get(got), h.get(want), f"{op} {dtype.name} {name} {n}", ulps_for(op, dtype))
+
+
 @pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "maximum", "less",
                                 "floor_divide", "remainder", "pow", "bitwise_and", "atan2"])  # fmt: skip
 @pytest.mark.parametrize("side", ["left", "right"])
