@@ -566,8 +566,8 @@ def atanh(x: Array, /) -> Array:
     """Inverse hyperbolic tangent.
 
     >>> import ndplane as nd
-    >>> nd.atanh(nd.asarray([0.0, 0.5])).tolist()
-    [0.0, 0.5493061443340549]
+    >>> [float(f"{v:.12g}") for v in nd.atanh(nd.asarray([0.0, 0.5])).tolist()]  # the last bit differs by CPU
+    [0.0, 0.549306144334]
     """
 
 

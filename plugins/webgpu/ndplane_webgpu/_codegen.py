@@ -132,8 +132,8 @@ for _op, _fn in {
 }.items():  # fmt: skip
     UNARY[_op] = {"f": f"{_fn}($x)"}
 for _op in ("ceil", "floor", "trunc", "round"):
-    # NOTE: WGSL round() rounds half to even, as NumPy does.
-    UNARY[_op] = {"f": f"{_op}($x)", "i": "$x", "u": "$x"}
+    # NOTE: trunc and round are ours (common.wgsl says why); round rounds half to even, as NumPy.
+    UNARY[_op] = {"f": f"f_{_op}($x)" if _op in ("trunc", "round") else f"{_op}($x)", "i": "$x", "u": "$x"}
 
 
 def _same(expr: str, kinds: str = "iuf") -> dict[str, str]:
@@ -186,7 +186,7 @@ UNARY["real"]["c"] = "($x).x"
 UNARY["imag"]["c"] = "($x).y"
 UNARY["negative"]["c"] = "c_neg($x)"
 UNARY["logical_not"]["c"] = "!c_nonzero($x)"
-UNARY["round"]["c"] = "round($x)"  # componentwise, half to even, as NumPy
+UNARY["round"]["c"] = "c_round($x)"  # componentwise, half to even, as NumPy
 for _op, _e in {"add": "($a + $b)", "subtract": "($a - $b)", "multiply": "c_mul($a, $b)",
                 "divide": "c_div($a, $b)", "pow": "c_pow($a, $b)", "equal": "c_eq($a, $b)",
                 "not_equal": "!c_eq($a, $b)", "less": "c_lt($a, $b)", "less_equal": "c_le($a, $b)",

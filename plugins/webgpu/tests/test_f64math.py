@@ -170,8 +170,13 @@ def measure(op: str, n: int = N, seed: int = 0):
 def test_f64math_accuracy(op):
     err, args, got, ref = measure(op)
     bound = OPS[op][2]
+    if LONG_DOUBLE:
+        # NOTE: NumPy's own float64 result differs by CPU (its SIMD loops: arctanh was 2 ulp from
+        # ours on a CPU without AVX-512, 1.5 with it): the bound is widened by NumPy's own worst
+        # error against the exact result (x86's long double), so the test measures us, not NumPy.
+        bound += float(exact_ulp_error(op, args, ref, ref).max(initial=0.0))
     i = int(np.argmax(err))
-    assert err[i] <= bound, (op, [a[i] for a in args], got[i], ref[i], err[i])
+    assert err[i] <= bound, (op, [a[i] for a in args], got[i], ref[i], err[i], bound)
 
 
 # Against the exact result (x86's 80-bit long double, 11 bits beyond float64, as reference),
@@ -240,8 +245,8 @@ EXACT = {
     # built-ins and plain arithmetic the backend's float64 rows use as they are
     "floor": (np.floor, "floor(in0[i])"),
     "ceil": (np.ceil, "ceil(in0[i])"),
-    "trunc": (np.trunc, "trunc(in0[i])"),
-    "round": (np.round, "round(in0[i])"),
+    "trunc": (np.trunc, "f64_trunc(in0[i])"),  # NOTE: not the built-ins: lavapipe's lose -0 and 27.5
+    "round": (np.round, "f64_round(in0[i])"),
     "abs": (np.abs, "abs(in0[i])"),
     "square": (np.square, "(in0[i] * in0[i])"),
     "reciprocal": (np.reciprocal, "(1.0 / in0[i])"),

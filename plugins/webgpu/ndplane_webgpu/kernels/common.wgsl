@@ -21,6 +21,18 @@ fn f_neg(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) ^ 0x80000000u); }
 fn f_copysign(x: f32, y: f32) -> f32 {
   return bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu) | (bitcast<u32>(y) & 0x80000000u));
 }
+// trunc and round (half to even, as NumPy) from floor and the sign bit, not WGSL's trunc() and
+// round(): lavapipe on a CPU without AVX-512 gave round(27.5) = 27 and trunc(-0.5) = +0 in
+// float64 (float32 takes the same road: one definition of each, widened to f64math.wgsl's
+// f64_trunc/f64_round).
+fn f_trunc(x: f32) -> f32 { return f_copysign(floor(f_abs(x)), x); }
+fn f_round(x: f32) -> f32 {
+  let a = f_abs(x);
+  var r = floor(a);
+  let d = a - r;  // exact below 2^24; NaN for an infinite x, which keeps r
+  if (d > 0.5 || (d == 0.5 && floor(r * 0.5) * 2.0 != r)) { r = r + 1.0; }
+  return f_copysign(r, x);
+}
 
 fn f_eq(a: f32, b: f32) -> bool { return !f_isnan(a) && !f_isnan(b) && a == b; }
 fn f_lt(a: f32, b: f32) -> bool { return !f_isnan(a) && !f_isnan(b) && a < b; }

@@ -16,6 +16,7 @@ fn c_isnan(z: vec2<f32>) -> bool { return f_isnan(z.x) || f_isnan(z.y); }
 fn c_isinf(z: vec2<f32>) -> bool { return f_isinf(z.x) || f_isinf(z.y); }
 fn c_isfinite(z: vec2<f32>) -> bool { return f_isfinite(z.x) && f_isfinite(z.y); }
 fn c_neg(z: vec2<f32>) -> vec2<f32> { return vec2<f32>(f_neg(z.x), f_neg(z.y)); }
+fn c_round(z: vec2<f32>) -> vec2<f32> { return vec2<f32>(f_round(z.x), f_round(z.y)); }
 fn c_conj(z: vec2<f32>) -> vec2<f32> { return vec2<f32>(z.x, f_neg(z.y)); }
 fn c_abs(z: vec2<f32>) -> f32 { return f_hypot(z.x, z.y); }
 // z times i and times -i (exact: swaps and sign flips)

@@ -80,6 +80,17 @@ fn f64_inf() -> f64 { return bitcast<f64>(0x7ff0000000000000lu); }
 fn f64_copysign(x: f64, y: f64) -> f64 {
   return bitcast<f64>((bitcast<u64>(x) & 0x7ffffffffffffffflu) | (bitcast<u64>(y) & 0x8000000000000000lu));
 }
+
+// common.wgsl's f_trunc and f_round (why they avoid WGSL's trunc() and round() is said there).
+fn f64_trunc(x: f64) -> f64 { return f64_copysign(floor(abs(x)), x); }
+fn f64_round(x: f64) -> f64 {
+  let a = abs(x);
+  var r = floor(a);
+  let d = a - r;  // exact below 2^53; NaN for an infinite x, which keeps r
+  if (d > 0.5 || (d == 0.5 && floor(r * 0.5) * 2.0 != r)) { r = r + 1.0; }
+  return f64_copysign(r, x);
+}
+
 // NumPy's sign: +-1, NaN for NaN, and +0.0 for both zeros. (Built from bits: lavapipe compiled
 // the comparison chain `x > 0 ? 1 : x < 0 ? -1 : 0` to a sign operation returning -0.0 for +0.0.)
 fn f64_sign(x: f64) -> f64 {
