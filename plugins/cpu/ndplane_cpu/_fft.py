@@ -347,6 +347,16 @@ class _FftwRunner:
             pass
 
 
+def _halves(out: Ref) -> tuple[Ref, Ref, Ref]:
+    """For an (M, N) ``out`` of fft of a real signal: its first h = N // 2 + 1 columns (the r2c
+    op's), columns N - h .. 1 reversed (the mirror) and columns h .. N - 1 (their conjugates)."""
+    (m, n), b, dt, at = out.shape, out.buffer, out.dtype, out.offset
+    h = n // 2 + 1
+    return (Ref(b, dt, (m, h), (n, 1), at, m * h, m == 1 or h == n),
+            Ref(b, dt, (m, n - h), (n, -1), at + n - h, m * (n - h), False),
+            Ref(b, dt, (m, n - h), (n, 1), at + h, m * (n - h), m == 1))  # fmt: skip
+
+
 def _fastest(candidates: dict[str, Runner], x: Ref, out: Ref) -> str:
     """The name of the runner that took the least time, best of three rounds, on ``x`` and ``out``."""
     best = dict.fromkeys(candidates, math.inf)
@@ -440,19 +450,13 @@ class Plans:
         engine is chosen; above ``LARGE`` bytes the mirror runs unmeasured.
         """
         native = self.native
-        m, n = out.shape
-        h = n // 2 + 1
-        half = Ref(out.buffer, out.dtype, (m, h), (n, 1), out.offset, m * h, m == 1 or h == n)
-        mirror = Ref(out.buffer, out.dtype, (m, n - h), (n, -1), out.offset + n - h, m * (n - h), False)
-        rest = Ref(out.buffer, out.dtype, (m, n - h), (n, 1), out.offset + h, m * (n - h), m == 1)
-        half_engine, half_run = self._choose(_HALF[op], inorm, x, half, threads)
+        half_engine, half_run = self._choose(_HALF[op], inorm, x, _halves(out)[0], threads)
 
         def by_mirror(x: Ref, out: Ref) -> None:
-            b = out.buffer
-            half_run(x, Ref(b, out.dtype, half.shape, half.strides, out.offset, half.size, half.contiguous))
-            if h < n:
-                native.unary("conj", Ref(b, out.dtype, mirror.shape, mirror.strides, out.offset + n - h, mirror.size, False),
-                             Ref(b, out.dtype, rest.shape, rest.strides, out.offset + h, rest.size, rest.contiguous))  # fmt: skip
+            half, mirror, rest = _halves(out)
+            half_run(x, half)
+            if rest.size:
+                native.unary("conj", mirror, rest)
 
         if x.size * x.dtype.dtype.itemsize + out.size * out.dtype.dtype.itemsize > LARGE:
             return f"mirror:{half_engine}", by_mirror

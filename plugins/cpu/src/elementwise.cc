@@ -254,6 +254,35 @@ template <class T> [[gnu::always_inline]] inline bool pow_by_scalar(const T* A, 
 }
 #endif
 
+// o = op(a, b) over n elements, each operand contiguous or, where a0 / b0, one element broadcast
+// (not both): the vectorisable loops of binary_run, on its operands or on staged blocks.
+template <class Op, class T, class R>
+[[gnu::always_inline]] inline void binary_unit(const T* A, bool a0, const T* Bp, bool b0, R* O, int64_t n) {
+    if (!a0 && !b0) {
+        for (int64_t i = 0; i < n; ++i) O[i] = ops::apply2<Op, T>(at(A, i), at(Bp, i));
+    } else if (b0) {
+        const T bv = *Bp;
+        if constexpr ((std::is_same_v<Op, ops::maximum> || std::is_same_v<Op, ops::minimum>) &&
+                      std::is_floating_point_v<T>) {
+            // NOTE: with a non-NaN scalar, maximum(a, b) is exactly (b > a) ? b : a (a NaN
+            // a propagates, equal zeros keep a's sign): one maxps, not two compares and a blend.
+            if (bv == bv) {
+                if constexpr (std::is_same_v<Op, ops::maximum>)
+                    for (int64_t i = 0; i < n; ++i) O[i] = bv > A[i] ? bv : A[i];
+                else
+                    for (int64_t i = 0; i < n; ++i) O[i] = bv < A[i] ? bv : A[i];
+                return;
+            }
+        }
+        if constexpr (std::is_same_v<Op, ops::pow> && std::is_floating_point_v<T>)
+            if (pow_by_scalar(A, bv, O, n)) return;
+        for (int64_t i = 0; i < n; ++i) O[i] = ops::apply2<Op, T>(at(A, i), bv);
+    } else {
+        const T av = *A;
+        for (int64_t i = 0; i < n; ++i) O[i] = ops::apply2<Op, T>(av, at(Bp, i));
+    }
+}
+
 // binary(a: strided T, b: strided T, o: strided R); a zero stride is a broadcast
 // operand (or a Python scalar) and gets its own vectorisable loop.
 template <class Op, class T>
@@ -288,41 +317,15 @@ template <class Op, class T>
         return;
     }
 #endif
-    if (so == r) {
-        if (sa == t && sb == t) {
-            for (int64_t i = 0; i < n; ++i) O[i] = ops::apply2<Op, T>(at(A, i), at(Bp, i));
-            return;
-        }
-        if (sa == t && sb == 0) {
-            const T bv = *Bp;
-            if constexpr ((std::is_same_v<Op, ops::maximum> || std::is_same_v<Op, ops::minimum>) &&
-                          std::is_floating_point_v<T>) {
-                // NOTE: with a non-NaN scalar, maximum(a, b) is exactly (b > a) ? b : a (a NaN
-                // a propagates, equal zeros keep a's sign): one maxps, not two compares and a blend.
-                if (bv == bv) {
-                    if constexpr (std::is_same_v<Op, ops::maximum>)
-                        for (int64_t i = 0; i < n; ++i) O[i] = bv > A[i] ? bv : A[i];
-                    else
-                        for (int64_t i = 0; i < n; ++i) O[i] = bv < A[i] ? bv : A[i];
-                    return;
-                }
-            }
-            if constexpr (std::is_same_v<Op, ops::pow> && std::is_floating_point_v<T>)
-                if (pow_by_scalar(A, bv, O, n)) return;
-            for (int64_t i = 0; i < n; ++i) O[i] = ops::apply2<Op, T>(at(A, i), bv);
-            return;
-        }
-        if (sa == 0 && sb == t) {
-            const T av = *A;
-            for (int64_t i = 0; i < n; ++i) O[i] = ops::apply2<Op, T>(av, at(Bp, i));
-            return;
-        }
+    if (so == r && (sa == t || sa == 0) && (sb == t || sb == 0) && !(sa == 0 && sb == 0)) {
+        binary_unit<Op, T>(A, sa == 0, Bp, sb == 0, O, n);
+        return;
     }
     if constexpr (std::is_arithmetic_v<T>) {
         // A reversed real or integer operand (x + x[::-1]): staged forward by blocks as in
-        // unary_run, then vectorised loops (float32 1000 x 1000: 3.1x -> 1.5x the contiguous
-        // time, int32 7x -> 1.3x). NOTE: not complex: the loop below is as fast for them (a
-        // complex add is memory-bound either way; staged measured 1.4-1.7x, unstaged 1.3x).
+        // unary_run, then binary_unit's vectorised loops (float32 1000 x 1000: 3.1x -> 1.5x the
+        // contiguous time, int32 7x -> 1.3x). NOTE: not complex: the loop below is as fast for
+        // them (a complex add is memory-bound either way; staged measured 1.4-1.7x, unstaged 1.3x).
         const auto unit_or_0 = [](int64_t s) { return s == t || s == -t || s == 0; };
         if (so == r && (sa == -t || sb == -t) && unit_or_0(sa) && unit_or_0(sb)) {
             alignas(64) unsigned char raw_a[UNARY_BLOCK * sizeof(T)], raw_b[UNARY_BLOCK * sizeof(T)];
@@ -340,16 +343,7 @@ template <class Op, class T>
                     reversed_into(Bp - i0, bb, m);
                     pb = bb;
                 }
-                R* po = O + i0;
-                if (sa == 0) {
-                    const T av = *A;
-                    for (int64_t i = 0; i < m; ++i) po[i] = ops::apply2<Op, T>(av, at(pb, i));
-                } else if (sb == 0) {
-                    const T bv = *Bp;
-                    for (int64_t i = 0; i < m; ++i) po[i] = ops::apply2<Op, T>(at(pa, i), bv);
-                } else {
-                    for (int64_t i = 0; i < m; ++i) po[i] = ops::apply2<Op, T>(at(pa, i), at(pb, i));
-                }
+                binary_unit<Op, T>(pa, sa == 0, pb, sb == 0, O + i0, m);
             }
             return;
         }
