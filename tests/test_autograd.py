@@ -81,6 +81,8 @@ MANIP = {
     "batched": lambda x: nd.matmul(nd.reshape(x, (3, 2, 2)), nd.reshape(x, (3, 2, 2))),
     "sort": lambda x: nd.sort(x, axis=0, descending=True), "mT": lambda x: x.mT @ x,
     "astype": lambda x: nd.astype(x, nd.float32).astype(nd.float64) * 1.0,
+    "vecdot": lambda x: nd.vecdot(x, x[::-1] * 2), "vecdot_axis0": lambda x: nd.vecdot(x, x * x, axis=0),
+    "vecdot_vector": lambda x: nd.vecdot(x, x[0]), "vecdot_batch": lambda x: nd.vecdot(x[:, None, :], x[:2]),
 }  # fmt: skip
 
 

@@ -969,6 +969,25 @@ def linalg(op: str, inputs: tuple[Array, ...],
     return outs
 
 
+def fft_axes(op: str, x: Array, axes: tuple[int, ...], shape: tuple[int, ...], dtype: _dtypes.DType,
+             norm: str, last: int) -> Array:  # fmt: skip
+    """Run ``Backend.fft(op, x, out, norm, axes)`` (capability ``fft-axes``) on ``x`` as it lies
+    into a fresh array of ``shape`` and ``dtype``, C-contiguous with its axis ``last`` moved to
+    the end (the layout the 1-D transforms one axis at a time give)."""
+    dev = x._storage.device
+    backend = check_dtype(dev, dtype, op)
+    order = [i for i in range(len(shape)) if i != last] + [last]
+    out = _out(dev, backend, dtype, tuple(shape[i] for i in order), _layout.prod(shape), op)
+    if last != len(shape) - 1:
+        strides = [0] * len(shape)
+        for i, st in zip(order, out._ref.strides):
+            strides[i] = st
+        out = _view(out, shape, tuple(strides), 0)
+    if out.size and x.size:
+        run(backend, _kernel_path(dev, op, x.dtype), "fft", op, x.dtype, (x._ref, out._ref, norm, axes), (1,))
+    return out
+
+
 def fft(op: str, x: Array, shape: tuple[int, ...], dtype: _dtypes.DType, norm: str) -> Array:
     """Run ``Backend.fft(op, x, out, norm)`` on ``x`` (..., N) along its last axis into a fresh
     array of ``shape`` (..., K) and ``dtype``, natively or through the host fallback."""

@@ -9,6 +9,8 @@ truncating to ``n`` (concat / slicing), the n-dimensional transforms (one axis
 at a time), ``fftfreq``/``rfftfreq`` and the shifts (``roll``). A real signal reaches ``fft``
 and ``ifft`` cast to complex, or as it is where the backend declares ``FFT_REAL_INPUT``. Every
 transform is differentiable: a 1-D kernel records one node whose rule is the adjoint transform.
+A backend declaring ``FFT_AXES`` gets a transform along any axis, and an n-dimensional one, as
+one call on the operand as it lies (no axis moved, no copy), wherever no gradient is recorded.
 
 >>> import ndplane as nd
 >>> nd.fft.fft(nd.asarray([1.0, 0.0, 0.0, 0.0], dtype=nd.complex128)).tolist()
@@ -28,7 +30,7 @@ from ._array import Array, check_array
 from ._devices import Device, as_device
 from ._dtypes import DType
 from ._manipulation import concat, moveaxis, roll
-from .backend.ops import FFT_REAL_INPUT
+from .backend.ops import FFT_AXES, FFT_REAL_INPUT
 
 __all__ = [
     "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
@@ -56,15 +58,58 @@ def _input(op: str, x: Array) -> Array:
     return x
 
 
-def _resize(x: Array, n: int) -> Array:
-    """``x`` truncated or zero-padded to length ``n`` along its last axis."""
-    m = x.shape[-1]
+def _resize(x: Array, n: int, axis: int = -1) -> Array:
+    """``x`` truncated or zero-padded to length ``n`` along ``axis``."""
+    m = x.shape[axis]
     if n == m:
         return x
+    ax = axis % x.ndim
     if n < m:
-        return x[..., :n]
+        return x[(slice(None),) * ax + (slice(0, n),)]
+    pad = x.shape[:ax] + (n - m,) + x.shape[ax + 1 :]
+    return concat([x, _creation.zeros(pad, dtype=x.dtype, device=x.device)], axis=ax)
 
-    return concat([x, _creation.zeros(x.shape[:-1] + (n - m,), dtype=x.dtype, device=x.device)], axis=-1)
+
+def _over_axes(op: str, x: Array) -> bool:
+    """Whether ``op`` runs over any axes of ``x`` as it lies, in one call (``FFT_AXES``): the
+    backend declares it and has the op natively, and no gradient is being recorded (autograd
+    keeps one node per 1-D transform)."""
+    backend = x._storage.backend
+    return (
+        FFT_AXES in backend.capabilities
+        and op in backend.ops
+        and not (x.requires_grad and _graph.is_grad_enabled())
+    )
+
+
+def _transform_axes(op: str, x: Array, axes: Sequence[int], sizes: Sequence[int | None], norm: str) -> Array:
+    """``op`` over the distinct non-negative ``axes`` (the real-to-complex or complex-to-real
+    step over the last) with lengths ``sizes`` (None: the input's), in one backend call on
+    ``x`` as it lies: ``FFT_AXES``; the caller checked :func:`_over_axes`."""
+    if norm not in _NORMS:
+        raise ValueError(f"fft.{op}: norm must be one of {_NORMS}; got {norm!r}.")
+    real_out = not _KINDS[op][1]
+    half = op in ("rfft", "ihfft")  # real -> complex: the last axis keeps n // 2 + 1 terms
+    last = axes[-1]
+    src = x
+    out_shape = list(x.shape)
+    for a, k in zip(axes, sizes):
+        m = x.shape[a]
+        n = (2 * (m - 1) if real_out and a == last else m) if k is None else operator.index(k)
+        if n < 1:
+            raise ValueError(f"fft.{op}: the transform length n must be >= 1; got {n}.")
+        src = _resize(src, n // 2 + 1 if real_out and a == last else n, a)
+        out_shape[a] = n // 2 + 1 if half and a == last else n
+    precision = _dtypes.real_of(x.dtype)
+    if precision is _dtypes.float16:
+        precision = _dtypes.float32
+        src = _dispatch.cast(src, _dtypes.complex64 if src.dtype.kind == "complex" else precision)
+    out_dtype = precision if real_out else _dtypes.complex_of(precision)
+    # NOTE: out's innermost axis is the one the 1-D composite transforms last (rfftn's last
+    # complex axis, else the last of axes), so a backend that runs it that way writes its
+    # last step's rows straight into out, as the composite returned them: no copy back.
+    inner = axes[-2] if op == "rfft" and len(axes) > 1 else axes[-1]
+    return _dispatch.fft_axes(op, src, tuple(axes), tuple(out_shape), out_dtype, norm, inner)
 
 
 def _transform(op: str, x: Array, n: int | None, axis: int, norm: str) -> Array:
@@ -74,6 +119,8 @@ def _transform(op: str, x: Array, n: int | None, axis: int, norm: str) -> Array:
     if x.ndim == 0:
         raise ValueError(f"fft.{op}: x must have at least one dimension.")
     ax = _layout.normalize_axis(axis, x.ndim, f"fft.{op}")
+    if _over_axes(op, x):
+        return _transform_axes(op, x, (ax,), (n,), norm)
     m = x.shape[ax]
     real_out = not _KINDS[op][1]
     n = (2 * (m - 1) if real_out else m) if n is None else operator.index(n)
@@ -209,6 +256,8 @@ def ihfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: str = "bac
 
 def _nd(op: str, x: Array, s: Sequence[int] | None, axes: Sequence[int] | None, norm: str) -> Array:
     axes_, sizes = _axes_and_sizes(op + "n", x, s, axes)
+    if axes_ and len(set(axes_)) == len(axes_) and _over_axes(op, x):
+        return _transform_axes(op, x, axes_, sizes, norm)
     for a, k in zip(axes_, sizes):
         x = _transform(op, x, k, a, norm)
     return x
@@ -248,6 +297,8 @@ def rfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | 
     axes_, sizes = _axes_and_sizes("rfftn", x, s, axes)
     if not axes_:
         raise ValueError("fft.rfftn: at least one axis is required.")
+    if len(set(axes_)) == len(axes_) and _over_axes("rfft", x):
+        return _transform_axes("rfft", x, axes_, sizes, norm)
     x = _transform("rfft", x, sizes[-1], axes_[-1], norm)
     for a, k in zip(axes_[:-1], sizes[:-1]):
         x = _transform("fft", x, k, a, norm)
@@ -266,6 +317,8 @@ def irfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] |
     axes_, sizes = _axes_and_sizes("irfftn", x, s, axes)
     if not axes_:
         raise ValueError("fft.irfftn: at least one axis is required.")
+    if len(set(axes_)) == len(axes_) and _over_axes("irfft", x):
+        return _transform_axes("irfft", x, axes_, sizes, norm)
     for a, k in zip(axes_[:-1], sizes[:-1]):
         x = _transform("ifft", x, k, a, norm)
     return _transform("irfft", x, sizes[-1], axes_[-1], norm)

@@ -19,6 +19,7 @@ from .ops import (
     DEFAULT_DTYPE_KINDS,
     DLPACK,
     FFT,
+    FFT_AXES,
     FFT_OPS,
     FFT_REAL_INPUT,
     FUSED_OPS,
@@ -38,5 +39,5 @@ from .spec import BackendSpec
 __all__ = [
     "Backend", "Ref", "BackendSpec", "hookimpl", "hookspec", "held_view", "PROTOCOL_VERSION",
     "ALL_OPS", "UNARY_OPS", "BINARY_OPS", "COMPARISON_OPS", "REDUCE_OPS", "SCAN_OPS",
-    "KERNEL_OPS", "FUSED_OPS", "LINALG_OPS", "FFT_OPS", "LINALG", "FFT", "FFT_REAL_INPUT", "CAPABILITIES", "CHECKED_INDICES", "STRIDED", "INPLACE", "HOST_RESIDENT", "DLPACK", "DEFAULT_DTYPE_KINDS",
+    "KERNEL_OPS", "FUSED_OPS", "LINALG_OPS", "FFT_OPS", "LINALG", "FFT", "FFT_REAL_INPUT", "FFT_AXES", "CAPABILITIES", "CHECKED_INDICES", "STRIDED", "INPLACE", "HOST_RESIDENT", "DLPACK", "DEFAULT_DTYPE_KINDS",
 ]  # fmt: skip

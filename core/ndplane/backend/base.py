@@ -376,7 +376,7 @@ class Backend:
         """
         raise NotImplementedError(f"need linalg {op!r}")
 
-    def fft(self, op: str, x: Ref, out: Ref, norm: str) -> None:
+    def fft(self, op: str, x: Ref, out: Ref, norm: str, axes: tuple[int, ...] | None = None) -> None:
         """A one-dimensional discrete Fourier transform along the last axis, called only for
         the ops of :data:`~ndplane.backend.ops.FFT_OPS` the backend lists in :attr:`ops`
         (declare the ``"fft"`` capability too); otherwise the core runs the host fallback.
@@ -392,7 +392,10 @@ class Backend:
         or ``"forward"`` (1/n forward), with NumPy's meaning of forward for each op.
         A backend declaring ``"fft-real-input"`` (:data:`~ndplane.backend.ops.FFT_REAL_INPUT`)
         also gets a real ``x`` for ``fft``/``ifft`` (float32 with complex64 ``out``, float64
-        with complex128; ``K = N``): the transform of ``x`` read as complex.
+        with complex128; ``K = N``): the transform of ``x`` read as complex. A backend declaring
+        ``"fft-axes"`` (:data:`~ndplane.backend.ops.FFT_AXES`) also gets ``axes``: then ``x`` and
+        ``out`` have any rank and strides, and the transform runs over those axes (``fftn``,
+        ``ifftn``, ``rfftn``, ``irfftn``; see the constant). Without it, ``axes`` is never passed.
         """
         raise NotImplementedError(f"need fft {op!r}")
 

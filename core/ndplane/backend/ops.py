@@ -106,4 +106,17 @@ spectrum as the conjugate mirror of the first, as PyTorch does, with no complex 
 Optional (the core casts for a backend without it), so adding it left :data:`PROTOCOL_VERSION`
 unchanged."""
 
-CAPABILITIES = CAPABILITIES | {LINALG, FFT, DLPACK, CHECKED_INDICES, FFT_REAL_INPUT}
+FFT_AXES = "fft-axes"
+"""``Backend.fft`` also takes a fifth argument, ``axes``: a tuple of distinct axes in ``0..ndim-1``,
+and then ``x`` and ``out`` are Refs of any rank and any strides (``x`` as the array lies, no
+copy; ``out`` fresh, C-contiguous with the axis the core would transform last moved innermost). ``fft``/``ifft`` transform over every axis in ``axes``
+(NumPy's ``fftn``/``ifftn``); ``rfft`` is ``rfftn`` (real to complex over the last of ``axes``,
+then complex over the others) and ``irfft`` is ``irfftn`` (complex over all but the last, then
+complex to real over the last), with the output's lengths giving ``s``; ``hfft`` and ``ihfft``
+come with one axis only. ``norm`` scales by the product of the transform lengths, as NumPy's.
+The core then runs a transform along any axis, and the n-dimensional ones, as one call on the
+operand as it lies, where it moved the axis last and copied it to a C-contiguous (M, N) array per
+axis before (the gradient's path still does: autograd records one node per 1-D transform).
+Optional, so adding it left :data:`PROTOCOL_VERSION` unchanged."""
+
+CAPABILITIES = CAPABILITIES | {LINALG, FFT, DLPACK, CHECKED_INDICES, FFT_REAL_INPUT, FFT_AXES}

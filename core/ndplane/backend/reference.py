@@ -250,10 +250,16 @@ def linalg(op: str, inputs: tuple[np.ndarray, ...], outputs: tuple[np.ndarray, .
         LINALG[op](*inputs, outputs)
 
 
-def fft(op: str, x: np.ndarray, out: np.ndarray, norm: str) -> None:
-    n = out.shape[-1] if op in ("irfft", "hfft") else x.shape[-1]
-    if n == 0 or x.shape[0] == 0:
+def fft(op: str, x: np.ndarray, out: np.ndarray, norm: str, axes: tuple[int, ...] | None = None) -> None:
+    if x.size == 0 or out.size == 0:
         return
-    fn = getattr(np.fft, op)
+    axes = (x.ndim - 1,) if axes is None else axes
+    last = axes[-1]
+    n = out.shape[last] if op in ("irfft", "hfft") else x.shape[last]
+    if len(axes) == 1:
+        result = getattr(np.fft, op)(x, n=n, axis=last, norm=norm)
+    else:  # fft-axes: the n-dimensional transform, the output's lengths (irfftn's last too) as s
+        s = [out.shape[a] if op == "irfft" else x.shape[a] for a in axes]
+        result = getattr(np.fft, op + "n")(x, s=s, axes=axes, norm=norm)
     # NOTE: NumPy >= 2 keeps single precision; cast in case an older NumPy widens.
-    np.copyto(out, fn(x, n=n, axis=-1, norm=norm), casting="unsafe")
+    np.copyto(out, result, casting="unsafe")

@@ -506,7 +506,7 @@ def wide(a: np.ndarray) -> np.ndarray:
 # kernel spy: which backend methods ran (errors must be raised before any kernel)
 # ---------------------------------------------------------------------------
 KERNELS = ("unary", "binary", "where", "cast", "reduce", "scan", "matmul", "take", "scatter_add", "sort",
-           "random_bits", "copy", "fill", "alloc", "from_host")  # fmt: skip
+           "random_bits", "copy", "fill", "alloc", "from_host", "fused", "linalg", "fft")  # fmt: skip
 
 
 class KernelSpy:

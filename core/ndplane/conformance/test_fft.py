@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ndplane as nd
-from ndplane.backend import FFT_REAL_INPUT
+from ndplane.backend import FFT_AXES, FFT_REAL_INPUT
 from ndplane.conformance import _helpers as h
 
 NORMS = st.sampled_from(["backward", "ortho", "forward"])
@@ -97,9 +97,52 @@ def test_n_dimensional(device: nd.Device, data: st.DataObject, norm: str) -> Non
         if _result(dtype, True) not in device.backend.dtypes:
             continue
         a = data.draw(h.arrays(device, dtype, shape, VALUES), label=f"r {dtype.name}")
-        got = nd.fft.rfftn(a.x, s=s, axes=axes, norm=norm)
-        h.assert_same(got, _np(np.fft.rfftn, a.ref, s=s, axes=axes, norm=norm), _result(dtype, True),
-                      tol=_tol(dtype, size))  # fmt: skip
+        for op in ("rfftn", "fftn", "ifftn"):  # fftn/ifftn of a real signal: cast, or FFT_REAL_INPUT
+            got = getattr(nd.fft, op)(a.x, s=s, axes=axes, norm=norm)
+            expected = _np(getattr(np.fft, op), a.ref, s=s, axes=axes, norm=norm)
+            h.assert_same(got, expected, _result(dtype, True), tol=_tol(dtype, size), msg=f"{op}: ")
+
+
+@pytest.mark.parametrize("op", ["fftn", "ifftn", "rfftn", "irfftn", "fft", "hfft", "ihfft"])
+def test_fft_axes(device: nd.Device, op: str) -> None:
+    """``FFT_AXES``: a transform along an inner axis, and an n-dimensional one, is one ``fft``
+    call on the operand as it lies (no copy, no cast of a real signal under ``FFT_REAL_INPUT``),
+    and right on transposed, reversed, sliced and broadcast operands, each norm."""
+    if FFT_AXES not in device.backend.capabilities:
+        pytest.skip(f"backend {device.backend.name!r} does not declare {FFT_AXES!r}")
+    rng = np.random.default_rng(5)
+    nd_op = getattr(nd.fft, op)
+    complex_in = op in ("fftn", "ifftn", "irfftn", "hfft")
+    for dtype in _dtypes(device, ("complex",) if complex_in else ("float",)):
+        if _result(dtype, True) not in device.backend.dtypes:
+            continue
+        t = h.np_dtype(dtype)
+        whole = rng.standard_normal((6, 10, 9)).astype(t)
+        if complex_in:
+            whole = (whole + 1j * rng.standard_normal((6, 10, 9))).astype(t)
+        views = {
+            "contiguous": lambda a: a, "transposed": lambda a: a.mT, "reversed": lambda a: a[::-1, :, ::-2],
+            "sliced": lambda a: a[1:5, 2:9:3], "broadcast": lambda a: a[:1, :1] if a.ndim else a,
+        }  # fmt: skip
+        x_whole = nd.asarray(whole, device=device)
+        for name, view in views.items():
+            ref, x = view(whole), view(x_whole)
+            if name == "broadcast":
+                ref, x = np.broadcast_to(ref, (3, 4, 9)), nd.broadcast_to(x, (3, 4, 9))
+            one_axis = op in ("fft", "hfft", "ihfft")
+            for axes, s, norm in (((1,), None, "backward"), ((0, 2), None, "ortho"), ((2, 0, 1), (4, 3, 6), "forward")):
+                if one_axis and len(axes) > 1:
+                    continue
+                kw = {"axis": axes[0], "n": s[0] if s else None} if one_axis else {"axes": axes, "s": s}
+                with h.KernelSpy(device) as spy:
+                    got = nd_op(x, norm=norm, **kw)
+                expected = _np(getattr(np.fft, op), ref, norm=norm, **kw)
+                real_out = op in ("irfftn", "hfft")
+                h.assert_same(got, expected, _result(dtype, not real_out), tol=_tol(dtype, 90),
+                              msg=f"{op} of {name} {ref.shape}, {kw}, {norm}: ")  # fmt: skip
+                if spy.available and s is None:
+                    calls = [c for c in spy.calls if c != "alloc"]
+                    assert calls == ["fft"], f"{op} of {name} over {axes}: kernels {calls}, expected one fft"
 
 
 @h.hyp()

@@ -154,6 +154,55 @@ def test_vecdot(device: nd.Device, layout: h.Layout, data: st.DataObject) -> Non
                       tol=_tol(dtype, shape[axis], a.ref, b.ref), msg=f"vecdot({dtype.name}, axis={axis}): ")  # fmt: skip
 
 
+def test_vecdot_dtype_pairs_and_layouts(device: nd.Device) -> None:
+    """Every pair of numeric dtypes, through both roads of the composite: vectors adjacent in
+    memory (a batch of matmul products) and strided ones (multiply, then sum), with x2 a
+    broadcast vector, a broadcast batch, reversed or transposed views, and an empty axis."""
+    rng = np.random.default_rng(11)
+    dtypes = h.supported(device, NUMERIC)
+    base1 = rng.integers(-3, 4, (2, 3, 4)) + rng.integers(-3, 4, (2, 3, 4)) * 1j
+    base2 = rng.integers(-3, 4, (2, 3, 4)) + rng.integers(-3, 4, (2, 3, 4)) * 1j
+    cases: list[tuple[str, Any, Any, int]] = [  # each view applies to a NumPy and an ndplane array alike
+        ("contiguous", lambda a: a, lambda b: b, -1),
+        ("x2 a vector", lambda a: a, lambda b: b[0, 0], -1),
+        ("x2 a broadcast batch", lambda a: a, lambda b: b[:1], -1),
+        ("strided axis", lambda a: a, lambda b: b, -2),
+        ("reversed", lambda a: a[..., ::-1], lambda b: b[:, ::-1], -1),
+        ("transposed", lambda a: a.mT, lambda b: b[0].mT, -1),
+        ("empty axis", lambda a: a[..., :0], lambda b: b[..., :0], -1),
+    ]
+    for d1 in dtypes:
+        for d2 in dtypes:
+            try:
+                result = nd.result_type(d1, d2)
+            except TypeError:  # uint64 with a signed integer: vecdot says so too
+                with pytest.raises(TypeError, match="vecdot"):
+                    nd.vecdot(nd.ones(3, dtype=d1, device=device), nd.ones(3, dtype=d2, device=device))
+                continue
+            h1, h2 = _vecdot_values(base1, d1), _vecdot_values(base2, d2)
+            if result not in device.backend.dtypes:  # int8 with uint32 is int64: not on every device
+                with pytest.raises(nd.UnsupportedDTypeError, match="vecdot"):
+                    nd.vecdot(nd.asarray(h1, device=device), nd.asarray(h2, device=device))
+                continue
+            exact = result.kind in ("int", "uint")
+            x1, x2 = nd.asarray(h1, device=device), nd.asarray(h2, device=device)
+            for name, v1, v2, axis in cases:
+                a, b = v1(h1), v2(h2)
+                expected = np.sum(np.conj(a.astype(np.complex128)) * b.astype(np.complex128), axis=axis)
+                expected = expected if result.kind == "complex" else expected.real
+                ref = expected.astype(h.np_dtype(result)) if exact else h.to_result(expected, result)
+                h.assert_same(nd.vecdot(v1(x1), v2(x2), axis=axis), ref, result,
+                              tol=None if exact else _tol(result, 4, a, b),
+                              msg=f"vecdot({d1.name}, {d2.name}, {name}): ")  # fmt: skip
+
+
+def _vecdot_values(v: np.ndarray, dtype: nd.DType) -> np.ndarray:
+    """Small complex integers ``v`` as ``dtype``: the real part (its magnitude if unsigned)."""
+    if dtype.kind == "complex":
+        return v.astype(h.np_dtype(dtype))
+    return (np.abs(v.real) if dtype.kind == "uint" else v.real).astype(h.np_dtype(dtype))
+
+
 def test_tensordot(device: nd.Device) -> None:
     for dtype in h.supported(device, ("int", "float")):
         t = h.np_dtype(dtype)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import importlib.util
+import itertools
 import math
 import os
 import threading
@@ -116,9 +117,9 @@ def _address(ref: Ref) -> int:
 
 
 def _layout(x: Ref, out: Ref) -> tuple[Any, ...]:
-    """What a plan depends on besides op, norm and threads: dtype, shapes, out's row stride,
+    """What a plan depends on besides op, norm and threads: dtype, shapes, out's strides,
     64-byte alignments."""
-    return x.dtype, x.shape, out.shape, out.strides[0], _address(x) % 64, _address(out) % 64
+    return x.dtype, x.shape, out.shape, out.strides, _address(x) % 64, _address(out) % 64
 
 
 def _check(op: str, x: Ref, out: Ref) -> None:
@@ -126,6 +127,16 @@ def _check(op: str, x: Ref, out: Ref) -> None:
     name = f"fft.{op}"
     if len(x.shape) != 2 or len(out.shape) != 2 or not (x.contiguous and out.contiguous):
         raise ValueError(f"{name}: expected C-contiguous x (M, N) and out (M, K).")
+    _check_dtypes(op, x, out)
+    (m, n), (m2, k) = x.shape, out.shape
+    fits = {"c2c": k == n, "r2c": k == n // 2 + 1, "c2r": n == k // 2 + 1}[kind]
+    if m2 != m or not fits:
+        raise ValueError(f"{name}: x ({m}, {n}) and out ({m2}, {k}) do not match the transform's shapes.")
+
+
+def _check_dtypes(op: str, x: Ref, out: Ref) -> None:
+    kind, _, _ = _OPS[op]
+    name = f"fft.{op}"
     dx, do = x.dtype.dtype, out.dtype.dtype
     want: np.dtype[Any]
     if kind == "r2c" or (op in _HALF and dx in _PAIR):  # fft/ifft of a real x: FFT_REAL_INPUT
@@ -139,10 +150,6 @@ def _check(op: str, x: Ref, out: Ref) -> None:
         want = dx if kind == "c2c" else _REAL[dx]
     if do != want:
         raise TypeError(f"{name}: out must be {want.name} for x of {dx.name}; got {do.name}.")
-    (m, n), (m2, k) = x.shape, out.shape
-    fits = {"c2c": k == n, "r2c": k == n // 2 + 1, "c2r": n == k // 2 + 1}[kind]
-    if m2 != m or not fits:
-        raise ValueError(f"{name}: x ({m}, {n}) and out ({m2}, {k}) do not match the transform's shapes.")
 
 
 # ---------------------------------------------------------------------------
@@ -182,12 +189,12 @@ class _Fftw:
         self._destroy = fn("destroy_plan", None, p)
 
     def plan(self, kind: str, sign: int, n: int, m: int, x: int, x_row: int, out: int, out_row: int,
-             flags: int) -> int:  # fmt: skip
+             flags: int, out_step: int = 1) -> int:  # fmt: skip
         """A plan of ``m`` transforms of length ``n`` from rows ``x_row`` elements apart at address
-        ``x`` into rows ``out_row`` apart at ``out``; the addresses give the alignment (and their
-        memory is overwritten unless ``FFTW_ESTIMATE``)."""
+        ``x`` into rows ``out_row`` apart at ``out``, their elements ``out_step`` apart; the
+        addresses give the alignment (and their memory is overwritten unless ``FFTW_ESTIMATE``)."""
         length = (ctypes.c_int * 1)(n)
-        args = (1, length, m, x, None, 1, x_row, out, None, 1, out_row)
+        args = (1, length, m, x, None, 1, x_row, out, None, out_step, out_row)
         with _planner:  # NOTE: FFTW's planner (and destroy_plan) is not thread-safe
             plan = self.plans[kind](*args, sign, flags) if kind == "c2c" else self.plans[kind](*args, flags)
         if not plan:
@@ -277,8 +284,10 @@ class _FftwRunner:
         flags = _MEASURE if measure else _ESTIMATE
         if kind == "c2r":
             flags |= _DESTROY_INPUT if self.conj_in else _PRESERVE_INPUT
-        # NOTE: out may be the first n // 2 + 1 columns of a full-length out (fft of real input)
-        (m, x_row), out_row = x.shape, out.strides[0]
+        # NOTE: out may be the first n // 2 + 1 columns of a full-length out (fft of real input),
+        # or columns of a C-contiguous array (fft-axes by rows: the last axis's transform written
+        # in the operand's own order)
+        (m, x_row), (out_row, out_step) = x.shape, out.strides
         x_bytes, out_bytes = x_row * x.dtype.dtype.itemsize, out_row * out.dtype.dtype.itemsize
         step = max(64 // math.gcd(64, x_bytes), 64 // math.gcd(64, out_bytes))
         per = -(-m // threads) if threads > 1 and m * max(x_row, out_row) >= SMALL else m
@@ -290,10 +299,10 @@ class _FftwRunner:
         xa, oa = _address(x if src is None else src), _address(out)
         sign = _FORWARD if forward else _BACKWARD
         try:
-            self.plan = fftw.plan(kind, sign, n, rows, xa, x_row, oa, out_row, flags)
+            self.plan = fftw.plan(kind, sign, n, rows, xa, x_row, oa, out_row, flags, out_step)
             self.tail = self.plan if tail == rows else fftw.plan(
                 kind, sign, n, tail, xa + (self.chunks - 1) * self.x_step, x_row,
-                oa + (self.chunks - 1) * self.out_step, out_row, flags)  # fmt: skip
+                oa + (self.chunks - 1) * self.out_step, out_row, flags, out_step)  # fmt: skip
         finally:
             if src is not None:
                 native.free(src.buffer)
@@ -357,10 +366,10 @@ def _halves(out: Ref) -> tuple[Ref, Ref, Ref]:
             Ref(b, dt, (m, n - h), (n, 1), at + h, m * (n - h), m == 1))  # fmt: skip
 
 
-def _fastest(candidates: dict[str, Runner], x: Ref, out: Ref) -> str:
-    """The name of the runner that took the least time, best of three rounds, on ``x`` and ``out``."""
+def _fastest(candidates: dict[str, Runner], x: Ref, out: Ref, rounds: int = 3) -> str:
+    """The name of the runner that took the least time, best of ``rounds``, on ``x`` and ``out``."""
     best = dict.fromkeys(candidates, math.inf)
-    for _ in range(3):
+    for _ in range(rounds):
         for name, run in candidates.items():
             start = time.perf_counter()
             run(x, out)
@@ -390,6 +399,44 @@ class Plans:
             while len(self.runners) > PLANS:
                 self.runners.popitem(last=False)
             return chosen[1]
+
+    def over_axes(self, op: str, norm: str, x: Ref, out: Ref, axes: tuple[int, ...], threads: int) -> Runner:
+        """``fft-axes`` on a layout that is not rows: ducc0 over the axes as the operands lie,
+        or one axis at a time as rows (``_by_rows``), the faster measured on the operands
+        themselves (x is only read, out only written), once per layout; above ``LARGE`` bytes
+        ducc0, unmeasured. ``NDPLANE_CPU_FFT`` pins the way: ``fftw``'s is by rows."""
+        key = ("axes", op, norm, axes, x.dtype, x.shape, x.strides, out.shape, _address(x) % 64, threads)
+        with self.lock:
+            hit = self.runners.get(key)
+            if hit is not None:
+                self.runners.move_to_end(key)
+                return hit[1]
+        forced = os.environ.get(ENGINE_VARIABLE, "auto").strip().lower() or "auto"
+        candidates = {"ducc0": _ducc_axes(op, norm, axes, threads), "rows": _by_rows(self, op, norm, axes, threads)}
+        nbytes = x.size * x.dtype.dtype.itemsize + out.size * out.dtype.dtype.itemsize
+        if forced in ("fftw", "ducc0"):
+            name = "rows" if forced == "fftw" else "ducc0"
+        elif nbytes > LARGE:
+            name = "ducc0"
+        else:
+            for run in candidates.values():  # NOTE: untimed: FFTW plans, ducc0 builds its twiddles
+                run(x, out)
+            name = _fastest(candidates, x, out, rounds=5)
+        with self.lock:
+            self.runners[key] = (name, candidates[name])
+            while len(self.runners) > PLANS:
+                self.runners.popitem(last=False)
+        return candidates[name]
+
+    def fresh(self, dtype: Any, shape: tuple[int, ...]) -> Ref:
+        """A C-contiguous Ref of ``shape`` over a new block of the backend's (cached) memory."""
+        size = math.prod(shape)
+        strides, acc = [], 1
+        for n in reversed(shape):
+            strides.append(acc)
+            acc *= n
+        buffer = self.native.alloc(max(1, size) * dtype.dtype.itemsize)
+        return Ref(buffer, dtype, shape, tuple(reversed(strides)), 0, size, True)
 
     def engine(self, op: str, x: Ref, out: Ref) -> str | None:
         """The engine chosen for ``op`` on this layout (any norm and thread count), if any yet."""
@@ -473,23 +520,153 @@ class Plans:
     def _scratch(self, like: Ref) -> Ref:
         """A Ref of ``like``'s layout and dtype over fresh host memory at the same 64-byte residue."""
         dtype = like.dtype.dtype
-        span = like.strides[0] * like.shape[0] * dtype.itemsize  # NOTE: rows, each strides[0] long
+        span = (sum((n - 1) * st for n, st in zip(like.shape, like.strides)) + 1) * dtype.itemsize  # positive strides
         raw = np.empty(span + 128, np.uint8)
         start = (-raw.ctypes.data) % 64 + _address(like) % 64
         buffer = self.native.adopt_host(raw[start : start + span])
         return Ref(buffer, like.dtype, like.shape, like.strides, 0, like.size, like.contiguous)
 
 
-def make_fft(num_threads: Callable[[], int], native: Any) -> tuple[Callable[[str, Ref, Ref, str], None], Plans]:
+def _rows(ref: Ref) -> Ref:
+    """A C-contiguous Ref of any rank as its (M, N) rows."""
+    n = ref.shape[-1]  # NOTE: callers pass non-empty Refs of rank >= 1
+    return Ref(ref.buffer, ref.dtype, (ref.size // n, n), (n, 1), ref.offset, ref.size, True)
+
+
+def _check_axes(op: str, x: Ref, out: Ref, axes: tuple[int, ...]) -> None:
+    """``fft-axes``: distinct axes of equal-rank operands, shapes equal but on the last axis."""
+    name = f"fft.{op}"
+    nd_ = len(x.shape)
+    if len(out.shape) != nd_ or not axes or len(set(axes)) != len(axes) or not all(0 <= a < nd_ for a in axes):
+        raise ValueError(f"{name}: expected distinct axes of x and out, both {nd_}-D; got axes {axes} "
+                         f"for x {x.shape} and out {out.shape}.")  # fmt: skip
+    if len(axes) > 1 and op in ("hfft", "ihfft"):
+        raise ValueError(f"{name}: transforms over one axis only; got axes {axes}.")
+    last = axes[-1]
+    kind = _OPS[op][0]
+    for a, (nx, no) in enumerate(zip(x.shape, out.shape)):
+        fits = nx == no if a != last else {"c2c": nx == no, "r2c": no == nx // 2 + 1, "c2r": nx == no // 2 + 1}[kind]
+        if not fits:
+            raise ValueError(f"{name}: x {x.shape} and out {out.shape} do not match the transform's shapes "
+                             f"over axes {axes}.")  # fmt: skip
+    _check_dtypes(op, x, out)
+
+
+def _ducc_axes(op: str, norm: str, axes: tuple[int, ...], threads: int) -> Runner:
+    """ducc0 over ``axes`` of strided operands of any rank, as they lie."""
+    import ducc0.fft as ducc  # type: ignore[import-not-found]
+
+    kind, forward, scaled = _OPS[op]
+    inorm = _INORM[norm][scaled]
+
+    def run(x: Ref, out: Ref) -> None:
+        a, o = _view(x), _view(out)
+        args = {"axes": axes, "forward": forward, "inorm": inorm, "out": o, "nthreads": threads if o.size >= SMALL else 1}
+        if kind == "c2r":
+            ducc.c2r(a, lastsize=o.shape[axes[-1]], **args)
+        else:
+            getattr(ducc, kind)(a, **args)
+
+    return run
+
+
+def _steps(op: str, axes: tuple[int, ...]) -> list[tuple[str, int]]:
+    """``op`` over ``axes`` as 1-D transforms, in the core's order (its out has the last step's
+    axis innermost): rfftn's r2c over the last axis first, irfftn's c2r over it last."""
+    last, rest = axes[-1], axes[:-1]
+    if op == "rfft":
+        return [("rfft", last)] + [("fft", a) for a in rest]
+    if op == "irfft":
+        return [("ifft", a) for a in rest] + [("irfft", last)]
+    return [(op, a) for a in axes]
+
+
+def _permuted(ref: Ref, order: tuple[int, ...]) -> Ref:
+    shape = tuple(ref.shape[i] for i in order)
+    strides = tuple(ref.strides[i] for i in order)
+    expected, contiguous = 1, True
+    for n, st in zip(reversed(shape), reversed(strides)):
+        if n != 1:
+            contiguous = contiguous and st == expected
+            expected *= n
+    return Ref(ref.buffer, ref.dtype, shape, strides, ref.offset, ref.size, contiguous)
+
+
+def _merged(ref: Ref) -> Ref | None:
+    """``ref`` (..., N) as (M, N) rows where its leading axes merge into one, with positive
+    strides; else None."""
+    *lead, n = ref.shape
+    *lead_strides, step = ref.strides
+    dims = [(size, st) for size, st in zip(lead, lead_strides) if size != 1]
+    if any(st_out != st_in * size_in for (_, st_out), (size_in, st_in) in itertools.pairwise(dims)):
+        return None
+    stride = dims[-1][1] if dims else n * step
+    if stride <= 0 or step <= 0:
+        return None
+    m = math.prod(size for size, _ in dims)
+    return Ref(ref.buffer, ref.dtype, (m, n), (stride, step), ref.offset, ref.size, step == 1 and stride == n)
+
+
+def _by_rows(plans: Plans, op: str, norm: str, axes: tuple[int, ...], threads: int) -> Runner:
+    """``op`` over ``axes`` one axis at a time, each moved last in a C-contiguous copy (the
+    backend's threaded copy) and run as rows on the planned engine: what the core did before
+    ``fft-axes``, with the result copied into ``out`` in the operand's own order."""
+    native = plans.native
+
+    def run(x: Ref, out: Ref) -> None:
+        ndim = len(x.shape)
+        steps = _steps(op, axes)
+        cur = x
+        for i, (step, a) in enumerate(steps):
+            order = tuple(j for j in range(ndim) if j != a) + (a,)
+            src = _permuted(cur, order)
+            if not src.contiguous:
+                moved = plans.fresh(src.dtype, src.shape)
+                native.copy(src, moved)
+                src = moved
+            final = i == len(steps) - 1
+            kind = _OPS[step][0]
+            k = out.shape[a] if kind != "c2c" or final else src.shape[-1]
+            dtype = out.dtype if final else _ND[_PAIR.get(src.dtype.dtype, src.dtype.dtype)]
+            rows_in = _rows(src)
+            # NOTE: the last step writes into out directly where out's other axes merge into one:
+            # the core's out has this axis innermost, so these are its rows (FFTW writes strided
+            # ones too; a real signal's fft, FFT_REAL_INPUT's mirror, takes unit-stride rows only)
+            rows_out = _merged(_permuted(out, order)) if final else None
+            if rows_out is not None and not rows_out.contiguous and step in _HALF and src.dtype.dtype in _PAIR:
+                rows_out = None
+            dst = out
+            if rows_out is None:
+                dst = plans.fresh(dtype, src.shape[:-1] + (k,))
+                rows_out = _rows(dst)
+            plans.get(step, _INORM[norm][_OPS[step][2]], rows_in, rows_out, threads)(rows_in, rows_out)
+            cur = out if dst is out else _permuted(dst, tuple(order.index(j) for j in range(ndim)))
+        if cur is not out:
+            native.copy(cur, out)
+
+    return run
+
+
+def make_fft(num_threads: Callable[[], int], native: Any) -> tuple[Callable[..., None], Plans]:
     """``Backend.fft`` with ``num_threads()`` threads (the backend's own count, read at every
-    call), and its plan cache."""
+    call), and its plan cache. With ``axes`` (``fft-axes``, declared where ducc0 is installed):
+    a transform over the last axis of C-contiguous operands runs as their (M, N) rows on the
+    planned engine; any other layout or set of axes runs on ducc0 as it lies."""
     plans = Plans(native)
 
-    def fft(op: str, x: Ref, out: Ref, norm: str) -> None:
+    def fft(op: str, x: Ref, out: Ref, norm: str, axes: tuple[int, ...] | None = None) -> None:
         if op not in _OPS:
             raise ValueError(f"fft: unknown op {op!r}; expected one of {sorted(_OPS)}.")
         if norm not in _INORM:
             raise ValueError(f"fft: unknown norm {norm!r}; expected one of {list(_INORM)}.")
+        if axes is not None:
+            _check_axes(op, x, out, axes)
+            if x.size == 0 or out.size == 0:
+                return
+            if axes != (len(x.shape) - 1,) or not (x.contiguous and out.contiguous):
+                plans.over_axes(op, norm, x, out, axes, num_threads())(x, out)
+                return
+            x, out = _rows(x), _rows(out)
         _check(op, x, out)
         if x.size == 0 or out.size == 0:
             return

@@ -75,11 +75,13 @@ def _make_backend_class() -> type[Backend]:
     # NOTE: the ops this build has, from its own tables -- never the core's lists, so a newer
     # core's ops reach this backend as decompositions or host fallbacks, not as claims.
     native_ops = frozenset(support) | frozenset(table["reduce"]) | frozenset(table["scan"]) | _KERNEL_OPS
-    # NOTE: "checked-indices" and "fft-real-input" (ndplane.backend.CHECKED_INDICES,
-    # FFT_REAL_INPUT) by their names: a core of 0.1 from before them still loads this plugin (and
-    # ignores them: it checks every index first, and casts a real signal to complex).
+    # NOTE: "checked-indices", "fft-real-input" and "fft-axes" (ndplane.backend.CHECKED_INDICES,
+    # FFT_REAL_INPUT, FFT_AXES) by their names: a core of 0.1 from before them still loads this
+    # plugin (and ignores them: it checks every index first, casts a real signal to complex, and
+    # moves each transform's axis last in a C-contiguous copy). "fft-axes" runs on ducc0.
     _capabilities = {STRIDED, INPLACE, HOST_RESIDENT, LINALG, "checked-indices"}
     _capabilities |= {FFT, "fft-real-input"} if fft_ops else set()
+    _capabilities |= {"fft-axes"} if fft_ops and _fft._ducc_available() else set()
     _capabilities |= {f"fused:{op}" for op in table["fused"]}
     _fft_kernel, _fft_plans = _fft.make_fft(native.num_threads, native)
 

@@ -402,3 +402,50 @@ def test_without_fftw_and_ducc0_the_fft_is_not_claimed(monkeypatch):
     assert not cls(0).supports("rfft", nd.float64)
     assert cls.host_ops == FFT_OPS  # the host fallback on purpose: no warning, no FallbackError
     assert "ndplane-cpu[fft]" in cls.notes[0]  # `ndplane info cpu` says how to get it
+
+
+# ---------------------------------------------------------------------------
+# fft-axes: layouts that are not rows, through each way (ducc0 as they lie, or by rows)
+# ---------------------------------------------------------------------------
+AXES_CASES = [
+    ("fft", (1,)), ("fft", (0, 2)), ("ifft", (2, 0, 1)), ("rfft", (0,)), ("rfft", (2, 0)), ("irfft", (1, 2)),
+    ("irfft", (0,)), ("hfft", (1,)), ("ihfft", (0,)), ("fft:real", (0, 1)), ("ifft:real", (2,)),
+]  # fmt: skip
+AXES_VIEWS = {
+    "transposed": lambda m, a: m.permute_dims(a, (2, 0, 1)) if m is nd else a.transpose(2, 0, 1),
+    "reversed": lambda m, a: a[::-1, :, ::-2],
+    "sliced": lambda m, a: a[1:6, ::3],
+    "broadcast": lambda m, a: m.broadcast_to(a[:1], (7, 10, 12)),
+    "contiguous, an inner axis": lambda m, a: a,
+}
+
+
+@pytest.mark.parametrize(("case", "axes"), AXES_CASES)
+def test_over_axes_each_way(kernel, case, axes):
+    """``fft-axes`` on a layout that is not rows: ducc0 as it lies (NDPLANE_CPU_FFT=ducc0), one
+    axis at a time as rows on FFTW's plans (=fftw), or the faster measured (auto), each norm."""
+    op, real_in = case.split(":")[0], case.endswith(":real")
+    rng = np.random.default_rng(len(case) + sum(axes))
+    for real, cplx, tol in PRECISIONS.values():
+        base = rng.standard_normal((7, 10, 12))
+        if op in COMPLEX_IN and not real_in:
+            base = (base + 1j * rng.standard_normal((7, 10, 12))).astype(cplx)
+        else:
+            base = base.astype(real)
+        whole = nd.asarray(base, device="cpu")
+        for view in AXES_VIEWS.values():
+            ref, x = view(np, base), view(nd, whole)
+            wide = ref.astype(np.complex128 if ref.dtype.kind == "c" else np.float64)
+            for norm in ("backward", "ortho", "forward"):
+                if len(axes) == 1:
+                    want = getattr(np.fft, op)(wide, axis=axes[0], norm=norm)
+                else:
+                    want = getattr(np.fft, op + "n")(wide, axes=axes, norm=norm)
+                out = nd.empty(want.shape, dtype=real if want.dtype.kind == "f" else cplx, device="cpu")
+                kernel(op, x._ref, out._ref, norm, axes)
+                _check(out, want, tol * 10)
+        ways = {way for key, (way, _) in kernel.plans.runners.items() if key[0] == "axes"}
+        if kernel.engine == "auto":
+            assert ways <= {"ducc0", "rows"}, ways
+        else:
+            assert ways == {{"fftw": "rows", "ducc0": "ducc0"}[kernel.engine]}, ways

@@ -33,7 +33,7 @@ from ndplane.backend import (
     hookimpl,
 )
 from ndplane.backend import reference as K
-from ndplane.backend.ops import FFT, FFT_OPS, FFT_REAL_INPUT, LINALG, LINALG_OPS
+from ndplane.backend.ops import FFT, FFT_AXES, FFT_OPS, FFT_REAL_INPUT, LINALG, LINALG_OPS
 
 _ALL = frozenset(ndplane.ALL_DTYPES)
 _DEFAULTS_64 = {
@@ -82,7 +82,8 @@ class NumpyBackend(Backend):
         self.default_dtypes = dict(default_dtypes or _DEFAULTS_64)
         base = {HOST_RESIDENT, INPLACE, LINALG, FFT, FFT_REAL_INPUT, DLPACK}  # NumPy ufuncs handle out= aliasing an input
         self.dlpack_device = (1, 0)
-        self.capabilities = frozenset(base | {STRIDED} if strided else base)
+        # NOTE: "fft-axes" hands fft strided operands of any rank: only for the strided device.
+        self.capabilities = frozenset(base | {STRIDED, FFT_AXES} if strided else base)
         self._buffers = 0
         self._bytes = 0
 
@@ -188,8 +189,8 @@ class NumpyBackend(Backend):
     def linalg(self, op: str, inputs: tuple[Ref, ...], outputs: tuple[Ref, ...]) -> None:
         K.linalg(op, tuple(_view(r) for r in inputs), tuple(_view(r) for r in outputs))
 
-    def fft(self, op: str, x: Ref, out: Ref, norm: str) -> None:
-        K.fft(op, _view(x), _view(out), norm)
+    def fft(self, op: str, x: Ref, out: Ref, norm: str, axes: tuple[int, ...] | None = None) -> None:
+        K.fft(op, _view(x), _view(out), norm, axes)
 
 
 class ContigBackend(NumpyBackend):
