@@ -16,6 +16,13 @@ The first transform of a layout (op, norm, dtype, shape, alignment, threads) pla
 every later transform of the layout (``Plans``). Small transforms take FFTW's ``FFTW_ESTIMATE``
 plan without a measurement; very large ones take ducc0 (a measurement would need a second copy
 of the data). With one library installed, that one runs everything; ``NDPLANE_CPU_FFT`` pins one.
+
+``fft-axes`` (declared where ducc0 is installed): a transform along an inner axis, or over
+several, comes as one call on the operand as it lies. The first such call on a layout times two
+ways on the operands themselves: ducc0 over all the axes at once, and one axis at a time as rows
+on the planned engine (each axis moved last in a C-contiguous copy, the last step written
+straight into ``out``, which the core lays out with that axis innermost); the faster runs every
+later call (``Plans.over_axes``). ``NDPLANE_CPU_FFT=fftw`` pins the rows, ``ducc0`` ducc0.
 docs/performance.md ("FFT on the cpu backend") has the measurements behind each choice.
 """
 
