@@ -835,7 +835,9 @@ template <class A> void exp_shifted(const A* t, A mx, bool nonpos, A* e, int64_t
         else
             for (int64_t k = 0; k < K; ++k) e[k] = exp_vec<false>(t[k] - mx);
     } else {
-        for (int64_t k = 0; k < K; ++k) e[k] = std::exp(t[k] - mx);
+        // NOTE: libmvec's exp (vmath.h), which GCC vectorises: std::exp left the float64
+        // softmax at twice PyTorch's time
+        for (int64_t k = 0; k < K; ++k) e[k] = vm::exp(t[k] - mx);
     }
 }
 
