@@ -111,7 +111,7 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
         return squeeze(matmul(expand_dims(a, axis=-2), expand_dims(b, axis=-1)), axis=(-2, -1))
     prod = _dispatch.binary("multiply", a, x2)
     # NOTE: the result keeps the promoted dtype (no widening of small integers, unlike sum).
-    return _statistical.sum(prod, axis=ax - len(shape), dtype=prod.dtype)
+    return _statistical.sum(prod, axis=last, dtype=prod.dtype)
 
 
 def _unit_step(x: Array, axis: int) -> bool:

@@ -129,6 +129,11 @@ def _layout(x: Ref, out: Ref) -> tuple[Any, ...]:
     return x.dtype, x.shape, out.shape, out.strides, _address(x) % 64, _address(out) % 64
 
 
+def _fits(kind: str, n_in: int, n_out: int) -> bool:
+    """Whether lengths ``n_in`` -> ``n_out`` along the transformed axis fit a ``kind`` transform."""
+    return {"c2c": n_out == n_in, "r2c": n_out == n_in // 2 + 1, "c2r": n_in == n_out // 2 + 1}[kind]
+
+
 def _check(op: str, x: Ref, out: Ref) -> None:
     kind, _, _ = _OPS[op]
     name = f"fft.{op}"
@@ -136,8 +141,7 @@ def _check(op: str, x: Ref, out: Ref) -> None:
         raise ValueError(f"{name}: expected C-contiguous x (M, N) and out (M, K).")
     _check_dtypes(op, x, out)
     (m, n), (m2, k) = x.shape, out.shape
-    fits = {"c2c": k == n, "r2c": k == n // 2 + 1, "c2r": n == k // 2 + 1}[kind]
-    if m2 != m or not fits:
+    if m2 != m or not _fits(kind, n, k):
         raise ValueError(f"{name}: x ({m}, {n}) and out ({m2}, {k}) do not match the transform's shapes.")
 
 
@@ -233,20 +237,23 @@ def _fftw_for(dtype: np.dtype[Any]) -> _Fftw | None:
 Runner = Callable[[Ref, Ref], None]
 
 
-def _ducc_runner(op: str, inorm: int, threads: int) -> Runner:
+def _ducc_runner(op: str, inorm: int, threads: int, axes: tuple[int, ...] = (1,)) -> Runner:
+    """ducc0 over ``axes``: the rows of (M, N) operands, or (``fft-axes``) any axes of strided
+    operands of any rank, as they lie."""
     import ducc0.fft as ducc  # type: ignore[import-not-found]  # NOTE: on first use: 40 MB
 
     kind, forward, _ = _OPS[op]
+    rows = axes == (1,)
 
     def run(x: Ref, out: Ref) -> None:
         a, o = _view(x), _view(out)
-        dst = _scratch(o) if kind != "r2c" else None
-        args = {"axes": (1,), "forward": forward, "inorm": inorm, "out": o if dst is None else dst,
-                "nthreads": threads}  # fmt: skip
+        dst = _scratch(o) if kind != "r2c" and rows and o.ndim == 2 else None
+        args = {"axes": axes, "forward": forward, "inorm": inorm, "out": o if dst is None else dst,
+                "nthreads": threads if rows or o.size >= SMALL else 1}  # fmt: skip
         if kind == "c2r":
             # NOTE: never allow_overwriting_input: x may be the caller's array (compact()
             # hands a contiguous one over as it is).
-            ducc.c2r(a, lastsize=o.shape[1], **args)
+            ducc.c2r(a, lastsize=o.shape[axes[-1]], **args)
         else:
             getattr(ducc, kind)(a, **args)
         if dst is not None:
@@ -373,6 +380,14 @@ def _halves(out: Ref) -> tuple[Ref, Ref, Ref]:
             Ref(b, dt, (m, n - h), (n, 1), at + h, m * (n - h), m == 1))  # fmt: skip
 
 
+def _forced_engine() -> str:
+    """``NDPLANE_CPU_FFT``: ``auto`` (unset or empty), ``fftw`` or ``ducc0``."""
+    forced = os.environ.get(ENGINE_VARIABLE, "auto").strip().lower() or "auto"
+    if forced not in ("auto", "fftw", "ducc0"):
+        raise ValueError(f"fft: {ENGINE_VARIABLE} must be auto, fftw or ducc0; got {forced!r}.")
+    return forced
+
+
 def _fastest(candidates: dict[str, Runner], x: Ref, out: Ref, rounds: int = 3) -> str:
     """The name of the runner that took the least time, best of ``rounds``, on ``x`` and ``out``."""
     best = dict.fromkeys(candidates, math.inf)
@@ -398,14 +413,25 @@ class Plans:
     def get(self, op: str, inorm: int, x: Ref, out: Ref, threads: int) -> Runner:
         key = (op, inorm, _layout(x, out), threads)
         with self.lock:
-            hit = self.runners.get(key)
-            if hit is not None:
-                self.runners.move_to_end(key)
-                return hit[1]
-            chosen = self.runners[key] = self._choose(op, inorm, x, out, threads)
-            while len(self.runners) > PLANS:
-                self.runners.popitem(last=False)
-            return chosen[1]
+            hit = self._hit(key)
+            if hit is None:
+                hit = self._keep(key, self._choose(op, inorm, x, out, threads))
+            return hit
+
+    def _hit(self, key: tuple[Any, ...]) -> Runner | None:
+        """The cached runner of ``key`` (now the most recently used), or None; under the lock."""
+        hit = self.runners.get(key)
+        if hit is None:
+            return None
+        self.runners.move_to_end(key)
+        return hit[1]
+
+    def _keep(self, key: tuple[Any, ...], chosen: tuple[str, Runner]) -> Runner:
+        """Cache ``chosen`` for ``key``, dropping the least recently used past ``PLANS``; under the lock."""
+        self.runners[key] = chosen
+        while len(self.runners) > PLANS:
+            self.runners.popitem(last=False)
+        return chosen[1]
 
     def over_axes(self, op: str, norm: str, x: Ref, out: Ref, axes: tuple[int, ...], threads: int) -> Runner:
         """``fft-axes`` on a layout that is not rows: ducc0 over the axes as the operands lie,
@@ -414,12 +440,11 @@ class Plans:
         ducc0, unmeasured. ``NDPLANE_CPU_FFT`` pins the way: ``fftw``'s is by rows."""
         key = ("axes", op, norm, axes, x.dtype, x.shape, x.strides, out.shape, _address(x) % 64, threads)
         with self.lock:
-            hit = self.runners.get(key)
-            if hit is not None:
-                self.runners.move_to_end(key)
-                return hit[1]
-        forced = os.environ.get(ENGINE_VARIABLE, "auto").strip().lower() or "auto"
-        candidates = {"ducc0": _ducc_axes(op, norm, axes, threads), "rows": _by_rows(self, op, norm, axes, threads)}
+            hit = self._hit(key)
+        if hit is not None:
+            return hit
+        forced = _forced_engine()
+        candidates = {"ducc0": _ducc_runner(op, _INORM[norm][_OPS[op][2]], threads, axes), "rows": _by_rows(self, op, norm, axes, threads)}
         nbytes = x.size * x.dtype.dtype.itemsize + out.size * out.dtype.dtype.itemsize
         if forced in ("fftw", "ducc0"):
             name = "rows" if forced == "fftw" else "ducc0"
@@ -429,11 +454,8 @@ class Plans:
             for run in candidates.values():  # NOTE: untimed: FFTW plans, ducc0 builds its twiddles
                 run(x, out)
             name = _fastest(candidates, x, out, rounds=5)
-        with self.lock:
-            self.runners[key] = (name, candidates[name])
-            while len(self.runners) > PLANS:
-                self.runners.popitem(last=False)
-        return candidates[name]
+        with self.lock:  # NOTE: measured outside it: the rows way plans through get()
+            return self._keep(key, (name, candidates[name]))
 
     def fresh(self, dtype: Any, shape: tuple[int, ...]) -> Ref:
         """A C-contiguous Ref of ``shape`` over a new block of the backend's (cached) memory."""
@@ -462,9 +484,7 @@ class Plans:
         # NOTE: FFTW's plan_many counts in int
         has = {"fftw": 2 * elements <= _INT_MAX and _fftw_for(x.dtype.dtype) is not None,
                "ducc0": _ducc_available()}  # fmt: skip
-        forced = os.environ.get(ENGINE_VARIABLE, "auto").strip().lower() or "auto"
-        if forced not in ("auto", *has):
-            raise ValueError(f"fft: {ENGINE_VARIABLE} must be auto, fftw or ducc0; got {forced!r}.")
+        forced = _forced_engine()
         if forced != "auto" and not has[forced]:
             why = "is not installed" if forced == "ducc0" or _fftw_for(x.dtype.dtype) is None else \
                 "counts elements in int and this transform has too many"
@@ -552,29 +572,10 @@ def _check_axes(op: str, x: Ref, out: Ref, axes: tuple[int, ...]) -> None:
     last = axes[-1]
     kind = _OPS[op][0]
     for a, (nx, no) in enumerate(zip(x.shape, out.shape)):
-        fits = nx == no if a != last else {"c2c": nx == no, "r2c": no == nx // 2 + 1, "c2r": nx == no // 2 + 1}[kind]
-        if not fits:
+        if not (_fits(kind, nx, no) if a == last else nx == no):
             raise ValueError(f"{name}: x {x.shape} and out {out.shape} do not match the transform's shapes "
                              f"over axes {axes}.")  # fmt: skip
     _check_dtypes(op, x, out)
-
-
-def _ducc_axes(op: str, norm: str, axes: tuple[int, ...], threads: int) -> Runner:
-    """ducc0 over ``axes`` of strided operands of any rank, as they lie."""
-    import ducc0.fft as ducc  # type: ignore[import-not-found]
-
-    kind, forward, scaled = _OPS[op]
-    inorm = _INORM[norm][scaled]
-
-    def run(x: Ref, out: Ref) -> None:
-        a, o = _view(x), _view(out)
-        args = {"axes": axes, "forward": forward, "inorm": inorm, "out": o, "nthreads": threads if o.size >= SMALL else 1}
-        if kind == "c2r":
-            ducc.c2r(a, lastsize=o.shape[axes[-1]], **args)
-        else:
-            getattr(ducc, kind)(a, **args)
-
-    return run
 
 
 def _steps(op: str, axes: tuple[int, ...]) -> list[tuple[str, int]]:
