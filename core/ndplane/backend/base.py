@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._layout import contiguous_strides, is_contiguous, prod
 from .ops import PROTOCOL_VERSION
 
 if TYPE_CHECKING:
@@ -51,6 +52,38 @@ class Ref:
         self.offset = offset
         self.size = size  # number of elements, prod(shape)
         self.contiguous = contiguous  # C-contiguous (size-1 axes ignored)
+
+    @classmethod
+    def over(cls, buffer: Any, dtype: DType, shape: tuple[int, ...]) -> Ref:
+        """A C-contiguous Ref of ``shape`` from element 0 of ``buffer``: how a backend describes
+        scratch memory it allocated itself, with the core's own stride rule.
+
+        >>> Ref.over(None, None, (2, 3, 4)).strides
+        (12, 4, 1)
+        """
+        shape = tuple(shape)
+        return cls(buffer, dtype, shape, contiguous_strides(shape), 0, prod(shape), True)
+
+    def permuted(self, order: tuple[int, ...]) -> Ref:
+        """The same elements with the axes in ``order`` (a view: nothing is copied), its
+        ``contiguous`` flag recomputed.
+
+        >>> r = Ref.over(None, None, (2, 3)).permuted((1, 0))
+        >>> r.shape, r.strides, r.contiguous
+        ((3, 2), (1, 3), False)
+        """
+        shape = tuple(self.shape[i] for i in order)
+        strides = tuple(self.strides[i] for i in order)
+        return Ref(self.buffer, self.dtype, shape, strides, self.offset, self.size, is_contiguous(shape, strides))
+
+    def has_c_strides(self) -> bool:
+        """Whether the strides are C-contiguous (size-1 axes ignored), from the numbers
+        themselves rather than the ``contiguous`` flag; an empty Ref has no layout (True).
+
+        >>> Ref(None, None, (3, 1), (1, 7), 0, 3, True).has_c_strides()
+        True
+        """
+        return is_contiguous(self.shape, self.strides)
 
     def is_blas_matrix(self) -> bool:
         """Whether the last two axes are a matrix a BLAS takes: row-major (unit column stride, a

@@ -459,13 +459,8 @@ class Plans:
 
     def fresh(self, dtype: Any, shape: tuple[int, ...]) -> Ref:
         """A C-contiguous Ref of ``shape`` over a new block of the backend's (cached) memory."""
-        size = math.prod(shape)
-        strides, acc = [], 1
-        for n in reversed(shape):
-            strides.append(acc)
-            acc *= n
-        buffer = self.native.alloc(max(1, size) * dtype.dtype.itemsize)
-        return Ref(buffer, dtype, shape, tuple(reversed(strides)), 0, size, True)
+        buffer = self.native.alloc(max(1, math.prod(shape)) * dtype.dtype.itemsize)
+        return Ref.over(buffer, dtype, shape)
 
     def engine(self, op: str, x: Ref, out: Ref) -> str | None:
         """The engine chosen for ``op`` on this layout (any norm and thread count), if any yet."""
@@ -589,17 +584,6 @@ def _steps(op: str, axes: tuple[int, ...]) -> list[tuple[str, int]]:
     return [(op, a) for a in axes]
 
 
-def _permuted(ref: Ref, order: tuple[int, ...]) -> Ref:
-    shape = tuple(ref.shape[i] for i in order)
-    strides = tuple(ref.strides[i] for i in order)
-    expected, contiguous = 1, True
-    for n, st in zip(reversed(shape), reversed(strides)):
-        if n != 1:
-            contiguous = contiguous and st == expected
-            expected *= n
-    return Ref(ref.buffer, ref.dtype, shape, strides, ref.offset, ref.size, contiguous)
-
-
 def _merged(ref: Ref) -> Ref | None:
     """``ref`` (..., N) as (M, N) rows where its leading axes merge into one, with positive
     strides; else None."""
@@ -628,7 +612,7 @@ def _by_rows(plans: Plans, op: str, norm: str, axes: tuple[int, ...], threads: i
         cur = x
         for i, (step, a) in enumerate(steps):
             order = tuple(j for j in range(ndim) if j != a) + (a,)
-            src = _permuted(cur, order)
+            src = cur.permuted(order)
             if not src.contiguous:
                 moved = plans.fresh(src.dtype, src.shape)
                 native.copy(src, moved)
@@ -641,7 +625,7 @@ def _by_rows(plans: Plans, op: str, norm: str, axes: tuple[int, ...], threads: i
             # NOTE: the last step writes into out directly where out's other axes merge into one:
             # the core's out has this axis innermost, so these are its rows (FFTW writes strided
             # ones too; a real signal's fft, FFT_REAL_INPUT's mirror, takes unit-stride rows only)
-            rows_out = _merged(_permuted(out, order)) if final else None
+            rows_out = _merged(out.permuted(order)) if final else None
             if rows_out is not None and not rows_out.contiguous and step in _HALF and src.dtype.dtype in _PAIR:
                 rows_out = None
             dst = out
@@ -649,7 +633,7 @@ def _by_rows(plans: Plans, op: str, norm: str, axes: tuple[int, ...], threads: i
                 dst = plans.fresh(dtype, src.shape[:-1] + (k,))
                 rows_out = _rows(dst)
             plans.get(step, _INORM[norm][_OPS[step][2]], rows_in, rows_out, threads)(rows_in, rows_out)
-            cur = out if dst is out else _permuted(dst, tuple(order.index(j) for j in range(ndim)))
+            cur = out if dst is out else dst.permuted(tuple(order.index(j) for j in range(ndim)))
         if cur is not out:
             native.copy(cur, out)
 

@@ -213,7 +213,7 @@ def _contig_checked(method: str) -> Any:
     def checked(self: ContigBackend, *args: Any) -> None:
         refs = [r for arg in args for r in (arg if type(arg) is tuple else (arg,)) if type(r) is Ref]
         for r in refs:
-            if not (r.contiguous and _c_strides(r)):
+            if not (r.contiguous and r.has_c_strides()):
                 raise AssertionError(
                     f"{self.name}.{method}: got a non-contiguous Ref (shape {r.shape}, strides "
                     f"{r.strides}) on a backend without the 'strided' capability; the core must "
@@ -228,19 +228,6 @@ def _contig_checked(method: str) -> Any:
 for _method in ("unary", "binary", "where", "cast", "reduce", "scan", "matmul", "take", "scatter_add", "sort",
                 "random_bits", "linalg", "fft"):  # fmt: skip
     setattr(ContigBackend, _method, _contig_checked(_method))
-
-
-def _c_strides(ref: Ref) -> bool:
-    """Whether ``ref``'s strides are C-contiguous (size-1 axes ignored), from the numbers
-    themselves rather than the core's ``contiguous`` flag. An empty Ref has no layout."""
-    if ref.size == 0:
-        return True
-    step = 1
-    for n, s in zip(reversed(ref.shape), reversed(ref.strides), strict=True):
-        if n != 1 and s != step:
-            return False
-        step *= n
-    return True
 
 
 def _view(ref: Ref) -> np.ndarray:
