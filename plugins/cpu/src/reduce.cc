@@ -875,36 +875,34 @@ void fused_t(int op, const View& x, const char* weight, const char* bias, double
     auto rows = [&](int64_t b, int64_t e) {
         Buf<A> tmp(K), tmp2(K);
         A* u = tmp2.data();
-        auto psum = [](const A* v, int64_t n) {
-            return pairwise_sum<A, A>(reinterpret_cast<const char*>(v), n, sizeof(A));
-        };
         for (int64_t m = b; m < e; ++m) {
             const T* X = reinterpret_cast<const T*>(x.data) + m * K;
-            // NOTE: float32/float64 rows are read in place (layer_norm alone rewrites t).
+            // NOTE: float32/float64 rows are read in place; float16 ones widened into tmp.
             const A* t = tmp.data();
-            bool in_place = false;
-            if constexpr (std::is_same_v<T, A>) {
-                in_place = op != FU_LAYER_NORM;
-                if (in_place) t = X;
-            }
-            if (!in_place)
+            if constexpr (std::is_same_v<T, A>)
+                t = X;
+            else
                 for (int64_t k = 0; k < K; ++k) tmp[k] = static_cast<A>(X[k]);
             if (op == FU_LAYER_NORM) {
-                A* t = tmp.data();
-                const A mean = psum(t, K) / A(K);
-                for (int64_t k = 0; k < K; ++k) t[k] -= mean;
-                for (int64_t k = 0; k < K; ++k) u[k] = t[k] * t[k];
-                const A var = psum(u, K);
+                // Three passes over the row, none writing a temporary: the mean, the sum of the
+                // squared deviations (each squared as it is loaded; the same sums, in the same
+                // order, as squaring into a row first), then the normalised row.
+                const A mean = pairwise_sum_vec(t, K) / A(K);
+                const A var = pairwise_sum_vec(t, K, CentredSquare<A>{mean});
                 const A rstd = A(1) / std::sqrt(var / A(K) + A(eps));
                 T* O = reinterpret_cast<T*>(out) + m * K;
                 const T* W = reinterpret_cast<const T*>(weight);
                 const T* Bi = reinterpret_cast<const T*>(bias);
-                for (int64_t k = 0; k < K; ++k) {
-                    A v = t[k] * rstd;
-                    if (W) v = v * static_cast<A>(W[k]);
-                    if (Bi) v = v + static_cast<A>(Bi[k]);
-                    O[k] = static_cast<T>(v);
-                }
+                if (W && Bi)  // the usual case, one loop GCC vectorises
+                    for (int64_t k = 0; k < K; ++k)
+                        O[k] = static_cast<T>((t[k] - mean) * rstd * static_cast<A>(W[k]) + static_cast<A>(Bi[k]));
+                else
+                    for (int64_t k = 0; k < K; ++k) {
+                        A v = (t[k] - mean) * rstd;
+                        if (W) v = v * static_cast<A>(W[k]);
+                        if (Bi) v = v + static_cast<A>(Bi[k]);
+                        O[k] = static_cast<T>(v);
+                    }
                 continue;
             }
             A mx = K ? row_max(t, K) : -std::numeric_limits<A>::infinity();
@@ -915,7 +913,7 @@ void fused_t(int op, const View& x, const char* weight, const char* bias, double
                 if (op == FU_SOFTMAX) e = reinterpret_cast<T*>(out) + m * K;
             }
             exp_shifted(t, mx, !reset, e, K);
-            const A sum = psum(e, K);
+            const A sum = pairwise_sum_vec(static_cast<const A*>(e), K);
             if (op == FU_SOFTMAX) {
                 const A inv = A(1) / sum;
                 T* O = reinterpret_cast<T*>(out) + m * K;
