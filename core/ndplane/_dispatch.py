@@ -707,6 +707,17 @@ def fused_arange(n: int, dtype: _dtypes.DType, device: Device, start: int | floa
     return out
 
 
+def fused_uniform(device: Device, dtype: _dtypes.DType, key: int, counter: int, n: int, low: float,
+                  high: float) -> Array:  # fmt: skip
+    """``n`` uniforms in ``[low, high)`` of the float32/float64 ``dtype`` from the Philox stream at
+    ``(key, counter)``, made by the backend's ``fused:uniform`` (bit for bit what
+    :meth:`ndplane.random.Generator.uniform` composes); the caller checked the capability."""
+    out = empty((n,), dtype, device, "uniform")
+    if n:
+        device.backend.fused("uniform", (), out._ref, {"key": key, "counter": counter, "low": low, "high": high})
+    return out
+
+
 def bounds(x: Array) -> tuple[int, int]:
     """The minimum and maximum of a non-empty integer ``x`` as Python ints (an index bounds
     check): one ``fused:minmax`` call and one read where the backend declares it, else a ``min``

@@ -71,8 +71,12 @@ class Generator:
         """
         dev = self._device(device)
         out = _dispatch.random_bits(dev, self.key, self.counter, n)
-        self.counter = (self.counter + -(-n // 4)) & ((1 << 128) - 1)
+        self._advance(n)
         return out
+
+    def _advance(self, words: int) -> None:
+        """Move the counter past the Philox blocks that ``words`` words used."""
+        self.counter = (self.counter + -(-words // 4)) & ((1 << 128) - 1)
 
     def random(self, shape: int | Sequence[int] = (), *, dtype: DType | None = None,
                device: str | Device | None = None) -> Array:  # fmt: skip
@@ -83,29 +87,7 @@ class Generator:
         >>> x.dtype, 0.0 <= float(nd.min(x)) and float(nd.max(x)) < 1.0, 0.45 < float(nd.mean(x)) < 0.55
         (ndplane.float32, True, True)
         """
-        dev = self._device(device)
-        dt = dev.backend.default_dtypes["real floating"] if dtype is None else as_dtype(dtype, "random")
-        if dt.kind != "float":
-            raise TypeError(f"random: dtype must be a real floating dtype; got {dt.name}.")
-        _dispatch.check_dtype(dev, dt, "random")  # NOTE: before any bits are drawn
-        dims = _shape(shape)
-        n = _layout.prod(dims)
-        binary, cast = _dispatch.binary, _dispatch.cast
-        if dt is _dtypes.float64:
-            w = self.bits(2 * n, device=dev)
-
-            pairs = _manipulation.reshape(w, (n, 2))
-            hi = cast(binary("bitwise_right_shift", pairs[:, 0], 5), dt)
-            lo = cast(binary("bitwise_right_shift", pairs[:, 1], 6), dt)
-            u = binary("multiply", binary("add", binary("multiply", hi, 67108864.0), lo), 2.0**-53)
-        else:
-            mant = 24 if dt is _dtypes.float32 else 11
-            w = self.bits(n, device=dev)
-            top = cast(binary("bitwise_right_shift", w, 32 - mant), _dtypes.float32)
-            u = binary("multiply", top, 2.0**-mant)
-            u = u if dt is _dtypes.float32 else cast(u, dt)
-
-        return _manipulation.reshape(u, dims)
+        return self._uniform(shape, dtype, device, 0.0, 1.0, "random")
 
     def uniform(self, low: float = 0.0, high: float = 1.0, shape: int | Sequence[int] = (), *,
                 dtype: DType | None = None, device: str | Device | None = None) -> Array:  # fmt: skip
@@ -116,8 +98,39 @@ class Generator:
         >>> bool(nd.all((x >= -2) & (x < 2)))
         True
         """
-        u = self.random(shape, dtype=dtype, device=device)
-        return _dispatch.binary("add", _dispatch.binary("multiply", u, float(high) - float(low)), float(low))
+        return self._uniform(shape, dtype, device, float(low), float(high), "uniform")
+
+    def _uniform(self, shape: int | Sequence[int], dtype: DType | None, device: str | Device | None,
+                 low: float, high: float, name: str) -> Array:  # fmt: skip
+        """``random`` scaled to ``[low, high)``: ``u * (high - low) + low``, two roundings."""
+        dev = self._device(device)
+        dt = dev.backend.default_dtypes["real floating"] if dtype is None else as_dtype(dtype, name)
+        if dt.kind != "float":
+            raise TypeError(f"{name}: dtype must be a real floating dtype; got {dt.name}.")
+        _dispatch.check_dtype(dev, dt, name)  # NOTE: before any bits are drawn
+        dims = _shape(shape)
+        n = _layout.prod(dims)
+        words = 2 * n if dt is _dtypes.float64 else n
+        if dt in (_dtypes.float32, _dtypes.float64) and "fused:uniform" in dev.backend.capabilities:
+            # NOTE: one pass, where the composite below is a uint32 array and eight kernels
+            u = _dispatch.fused_uniform(dev, dt, self.key, self.counter, n, low, high)
+            self._advance(words)
+            return _manipulation.reshape(u, dims)
+        binary, cast = _dispatch.binary, _dispatch.cast
+        w = self.bits(words, device=dev)
+        if dt is _dtypes.float64:
+            pairs = _manipulation.reshape(w, (n, 2))
+            hi = cast(binary("bitwise_right_shift", pairs[:, 0], 5), dt)
+            lo = cast(binary("bitwise_right_shift", pairs[:, 1], 6), dt)
+            u = binary("multiply", binary("add", binary("multiply", hi, 67108864.0), lo), 2.0**-53)
+        else:
+            mant = 24 if dt is _dtypes.float32 else 11
+            top = cast(binary("bitwise_right_shift", w, 32 - mant), _dtypes.float32)
+            u = binary("multiply", top, 2.0**-mant)
+            u = u if dt is _dtypes.float32 else cast(u, dt)
+        if (low, high) != (0.0, 1.0):  # NOTE: u * 1.0 + 0.0 is u
+            u = binary("add", binary("multiply", u, high - low), low)
+        return _manipulation.reshape(u, dims)
 
     def normal(self, loc: float = 0.0, scale: float = 1.0, shape: int | Sequence[int] = (), *,
                dtype: DType | None = None, device: str | Device | None = None) -> Array:  # fmt: skip

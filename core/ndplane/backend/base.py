@@ -364,6 +364,16 @@ class Backend:
           does) or floats for a floating one (then ``i * step + start`` in float64 -- the
           product rounded, then the sum, no fused multiply-add -- rounded to ``out``'s dtype
           once).
+        - ``uniform`` (:meth:`ndplane.random.Generator.random`, ``uniform`` and ``normal``'s
+          uniforms in one pass instead of :meth:`random_bits` and about eight elementwise
+          kernels): ``inputs = ()``; ``out`` (N,) C-contiguous float32 or float64; ``params =
+          {"key": int, "counter": int, "low": float, "high": float}`` as :meth:`random_bits`
+          takes them. With ``w`` the words :meth:`random_bits` would write from that counter,
+          ``u[i] = (w[i] >> 8) * 2**-24`` for float32 and ``((w[2i] >> 5) * 2**26 + (w[2i+1] >>
+          6)) * 2**-53`` for float64 (exact), then ``out[i] = u[i] * (high - low) + low`` as
+          :meth:`binary` computes a multiply and then an add with scalar operands rounded to
+          ``out``'s dtype (``high - low`` taken in float64 first; no fused multiply-add): bit
+          for bit the generic algorithm.
         - ``nll`` (:func:`ndplane.nn.functional.nll_loss`: the gather, the bounds check and the
           sum in one call instead of a bounds check, the flat positions, a ``take`` and a
           ``sum``): ``inputs = (x, target)`` with ``x`` (M, K) of a real floating dtype, laid out

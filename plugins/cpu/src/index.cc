@@ -526,4 +526,50 @@ void run_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, const View&
     }
 }
 
+// fused uniform: the Philox words of run_random_bits turned into floats as the core's
+// Generator.uniform does, in one pass with no uint32 array in between: float32 value i from word
+// i, (w >> 8) * 2^-24; float64 value i from words 2i and 2i + 1, ((w0 >> 5) * 2^26 + (w1 >> 6)) *
+// 2^-53 (all exact); then u * scale and + low, each rounded to T (-ffp-contract=off: no FMA), with
+// scale and low already T's. The words come in chunks on the stack, whole Philox blocks each.
+void run_uniform(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, double scale, double low, const View& out) {
+    if (out.ndim != 1 || (out.strides[0] != 1 && out.shape[0] > 1))
+        throw std::invalid_argument("fused uniform: out must be 1-D and contiguous.");
+    if (out.dtype != F32 && out.dtype != F64)
+        throw type_error(std::string("fused uniform: expected a float32 or float64 out; got ") + DT_NAME[out.dtype] + ".");
+    const PhiloxFn philox = kernels().philox;
+    const int64_t n = out.shape[0];
+    constexpr int64_t CHUNK = 1024;  // values per chunk: a multiple of 4, so chunks start on a block
+    const auto fill = [&](auto* O, auto convert, int64_t words_per_value) {
+        parallel_range((n + CHUNK - 1) / CHUNK, std::max<int64_t>(1, GRAIN / CHUNK), [&](int64_t cb, int64_t ce) {
+            alignas(64) uint32_t w[2 * CHUNK + 4];
+            for (int64_t c = cb; c < ce; ++c) {
+                const int64_t v0 = c * CHUNK, v1 = std::min(n, v0 + CHUNK);
+                const int64_t blk0 = v0 * words_per_value / 4, blk1 = (v1 * words_per_value + 3) / 4;
+                philox(key, ctr_lo, ctr_hi, blk0, blk1, w);
+                convert(w, O + v0, v1 - v0);
+            }
+        });
+    };
+    if (out.dtype == F32) {
+        const float s = static_cast<float>(scale), l = static_cast<float>(low);
+        fill(reinterpret_cast<float*>(out.data), [&](const uint32_t* w, float* o, int64_t len) {
+            for (int64_t i = 0; i < len; ++i) {
+                const float u = static_cast<float>(static_cast<int32_t>(w[i] >> 8)) * 0x1p-24f;
+                const float t = u * s;
+                o[i] = t + l;
+            }
+        }, 1);
+    } else {
+        fill(reinterpret_cast<double*>(out.data), [&](const uint32_t* w, double* o, int64_t len) {
+            for (int64_t i = 0; i < len; ++i) {
+                const double hi = static_cast<double>(static_cast<int32_t>(w[2 * i] >> 5));
+                const double lo = static_cast<double>(static_cast<int32_t>(w[2 * i + 1] >> 6));
+                const double u = (hi * 67108864.0 + lo) * 0x1p-53;
+                const double t = u * scale;
+                o[i] = t + low;
+            }
+        }, 2);
+    }
+}
+
 }  // namespace ndp

@@ -321,6 +321,7 @@ void init_op_tables() {
     g_fused.add("sumsq", FU_SUMSQ);
     g_fused.add("clip", FU_CLIP);
     g_fused.add("nll", FU_NLL);
+    g_fused.add("uniform", FU_UNIFORM);
     g_linalg.kind = "linalg";
     for (int i = 0; i < NLINALG; ++i) g_linalg.add(linalg_name(i), i);
     g_scan.add("cumulative_sum", S_CUMSUM);
@@ -694,6 +695,30 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
         }
         if (PyErr_Occurred()) raise_current();
         return maybe_release(vo.size, [&] { run_arange(vo, fs, fd, is, id); });
+    }
+    if (code == FU_UNIFORM) {
+        if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 0)
+            throw type_error("fused uniform: inputs must be ().");
+        auto [vo] = views("fused uniform", out);
+        PyObject* d = PyDict_Check(params.ptr()) ? params.ptr() : nullptr;
+        PyObject* key = d ? PyDict_GetItemString(d, "key") : nullptr;
+        PyObject* ctr = d ? PyDict_GetItemString(d, "counter") : nullptr;
+        PyObject* lo = d ? PyDict_GetItemString(d, "low") : nullptr;
+        PyObject* hi = d ? PyDict_GetItemString(d, "high") : nullptr;
+        if (!key || !ctr || !PyLong_Check(key) || !PyLong_Check(ctr) || !lo || !hi || !PyFloat_Check(lo) ||
+            !PyFloat_Check(hi))
+            throw type_error("fused uniform: params must hold ints 'key' and 'counter' and floats 'low' and 'high'.");
+        // the 128-bit counter as two words (each modulo 2^64, as random_bits takes them)
+        const nb::object sixty_four = nb::steal(PyLong_FromLong(64));
+        const nb::object upper = nb::steal(PyNumber_Rshift(ctr, sixty_four.ptr()));
+        if (!upper.is_valid()) raise_current();
+        const uint64_t k = PyLong_AsUnsignedLongLongMask(key);
+        const uint64_t c_lo = PyLong_AsUnsignedLongLongMask(ctr), c_hi = PyLong_AsUnsignedLongLongMask(upper.ptr());
+        const double l = PyFloat_AsDouble(lo), h = PyFloat_AsDouble(hi);
+        if (PyErr_Occurred()) raise_current();
+        // NOTE: the scale is high - low in float64, then rounded to out's dtype, as the core's
+        // composite multiplies by that Python float
+        return maybe_release(vo.size, [&] { run_uniform(k, c_lo, c_hi, h - l, l, vo); });
     }
     if (code == FU_TAKE_AXIS || code == FU_PUT_AXIS) return py_fused_index(code, inputs, out);
     if (code == FU_ADAM) return py_fused_adam(inputs, out, params);
