@@ -288,8 +288,9 @@ class _FftwRunner:
     def __init__(self, op: str, inorm: int, n: int, x: Ref, out: Ref, threads: int, measure: bool,
                  native: Any) -> None:  # fmt: skip
         kind, forward, _ = _OPS[op]
-        self.fftw = fftw = _fftw_for(x.dtype.dtype)
+        fftw = _fftw_for(x.dtype.dtype)
         assert fftw is not None
+        self.fftw = fftw
         self.native = native
         # NOTE: FFTW's c2r and r2c have one sign each (+ and -): hfft conjugates its input into
         # a fresh buffer (64-byte aligned, as the backend allocates every buffer), ihfft its
