@@ -2,7 +2,9 @@
 
 Every backend produces the same Philox-4x32-10 words for a key and counter, so
 a seed gives the same numbers on every device (up to float rounding of the
-transforms below, which are computed with ordinary elementwise ops).
+transforms below, which are computed with ordinary elementwise ops). A backend
+with ``fused:uniform`` makes float32/float64 uniforms in one pass, bit for bit
+the composite's.
 """
 
 from __future__ import annotations
