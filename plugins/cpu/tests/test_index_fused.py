@@ -435,6 +435,28 @@ def test_arange_kernel_checks():
         be.fused("arange", (), out._ref, {"start": 2**70, "step": 1})
 
 
+def test_uniform_kernel_checks():
+    be = nd.asarray([1], device="cpu").device.backend
+    params = {"key": 7, "counter": 2**64 + 5, "low": -1.0, "high": 1.0}
+    f = nd.empty((9,), dtype=nd.float64, device="cpu")
+    be.fused("uniform", (), f._ref, params)
+    rng = nd.random.default_rng(7, device="numpy")
+    rng.counter = 2**64 + 5
+    assert f.tolist() == rng.uniform(-1.0, 1.0, (9,), dtype=nd.float64).tolist()  # the composite
+    with pytest.raises(TypeError, match="inputs"):
+        be.fused("uniform", (f._ref,), f._ref, params)
+    with pytest.raises(TypeError, match="params"):
+        be.fused("uniform", (), f._ref, {**params, "low": -1})
+    with pytest.raises(TypeError, match="params"):
+        be.fused("uniform", (), f._ref, {"key": 7, "low": 0.0, "high": 1.0})
+    with pytest.raises(TypeError, match="float32 or float64"):
+        be.fused("uniform", (), held(nd.empty((2,), dtype=nd.float16, device="cpu")), params)
+    with pytest.raises(ValueError, match="1-D"):
+        be.fused("uniform", (), held(nd.empty((2, 2), dtype=nd.float32, device="cpu")), params)
+    with pytest.raises(ValueError, match="contiguous"):
+        be.fused("uniform", (), held(nd.empty((4,), dtype=nd.float32, device="cpu")[::2]), params)
+
+
 def test_clip_kernel_checks():
     be = nd.asarray([1], device="cpu").device.backend
     x = nd.asarray([-2.0, -0.0, 0.5, float("nan"), 3.0], dtype=nd.float32, device="cpu")
