@@ -718,6 +718,35 @@ def fused_uniform(device: Device, dtype: _dtypes.DType, key: int, counter: int, 
     return out
 
 
+def fused_batch_norm(x: Array, mean: Array, var: Array, weight: Array | None, bias: Array | None,
+                     eps: float) -> Array | None:  # fmt: skip
+    """``nn.functional.batch_norm`` outside training through the backend's ``fused:batch_norm``
+    where it applies (float32/float64, every statistic an array of ``x``'s dtype and device of
+    shape (C,), no gradient to record); None where it does not (the caller runs the composite)."""
+    st = x._storage
+    backend = st.backend
+    if "fused:batch_norm" not in backend.capabilities or x.dtype not in (_dtypes.float32, _dtypes.float64):
+        return None
+    c = x.shape[1]
+    stats = [a for a in (mean, var, weight, bias) if a is not None]
+    if any(type(a) is not Array or a.dtype is not x.dtype or a.shape != (c,) or a._storage.device is not st.device
+           for a in stats):  # fmt: skip
+        return None
+    if _graph.is_grad_enabled() and any(a.requires_grad for a in (x, *stats)):
+        return None
+    out = _out(st.device, backend, x.dtype, x.shape, x.size)
+    if x.size:
+        keep: list[Array] = []
+        a, b = x.shape[0], x.size // (x.shape[0] * c)
+        xr = compact_ref(x, keep)
+        refs = tuple(None if v is None else _flat(v, keep) for v in (mean, var, weight, bias))
+        orr = out._ref
+        backend.fused("batch_norm", (Ref(xr.buffer, x.dtype, (a, c, b), (c * b, b, 1), xr.offset, x.size, True), *refs),
+                      Ref(orr.buffer, x.dtype, (a, c, b), (c * b, b, 1), orr.offset, x.size, True),
+                      {"eps": float(eps)})  # fmt: skip
+    return out
+
+
 def bounds(x: Array) -> tuple[int, int]:
     """The minimum and maximum of a non-empty integer ``x`` as Python ints (an index bounds
     check): one ``fused:minmax`` call and one read where the backend declares it, else a ``min``

@@ -374,6 +374,16 @@ class Backend:
           :meth:`binary` computes a multiply and then an add with scalar operands rounded to
           ``out``'s dtype (``high - low`` taken in float64 first; no fused multiply-add): bit
           for bit the generic algorithm.
+        - ``batch_norm`` (:func:`ndplane.nn.functional.batch_norm` outside training, with no
+          gradient recorded: one pass instead of a multiply, an add and the per-channel kernels
+          that fold the statistics): ``inputs = (x, mean, var, weight, bias)`` with ``x`` (A, C,
+          B) C-contiguous float32 or float64 (the batch, the channels, the rest flattened) and
+          the others (C,) C-contiguous of ``x``'s dtype, ``weight`` and ``bias`` possibly None;
+          ``params = {"eps": float}``; ``out`` like ``x``: ``out = x * s[c] + t[c]`` with ``s = 1 /
+          sqrt(var + eps)`` (times ``weight``) and ``t = bias - mean * s`` (``-mean * s`` without
+          a bias), each operation rounded to ``x``'s dtype as :meth:`binary` and :meth:`unary`
+          round it (``eps`` rounded to the dtype first, no fused multiply-add): the generic
+          algorithm bit for bit.
         - ``nll`` (:func:`ndplane.nn.functional.nll_loss`: the gather, the bounds check and the
           sum in one call instead of a bounds check, the flat positions, a ``take`` and a
           ``sum``): ``inputs = (x, target)`` with ``x`` (M, K) of a real floating dtype, laid out

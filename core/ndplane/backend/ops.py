@@ -54,7 +54,7 @@ HOST_RESIDENT = "host"
 FUSED_OPS = frozenset({
     "softmax", "log_softmax", "logsumexp", "layer_norm", "adam", "conv2d", "take_axis", "put_axis",
     "max_pool2d", "avg_pool2d", "count_nonzero", "minmax", "nonzero", "searchsorted", "arange", "sumsq",
-    "clip", "nll", "uniform",
+    "clip", "nll", "uniform", "batch_norm",
 })  # fmt: skip
 """Composites a backend may fuse: it declares ``"fused:<op>"`` and implements ``Backend.fused``.
 Each is optional (a backend without it gets the generic algorithm), so adding one -- ``adam``

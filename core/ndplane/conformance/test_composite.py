@@ -245,6 +245,50 @@ def test_batch_norm_inference(device: nd.Device, shape: tuple[int, ...]) -> None
                     h.assert_same(xs.grad, h.to_result(np.broadcast_to(g.reshape(c), shape), dtype), dtype, scale=8)
 
 
+def _batch_norm_rule(x: np.ndarray, mean: np.ndarray, var: np.ndarray, weight: np.ndarray | None,
+                     bias: np.ndarray | None, eps: float) -> np.ndarray:  # fmt: skip
+    """The inference rule in ``x``'s own dtype, step by step as the composite rounds it."""
+    t = x.dtype.type
+    scale = t(1) / np.sqrt(var + t(eps))
+    if weight is not None:
+        scale = scale * weight
+    shift = -mean * scale if bias is None else bias - mean * scale
+    c = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    return x * scale.reshape(c) + shift.reshape(c)
+
+
+@pytest.mark.parametrize("shape", [(6, 3), (2, 3, 5, 4), (3, 3, 1, 7), (4, 3, 24, 40), (0, 3, 2)])
+def test_batch_norm_inference_bit_for_bit(device: nd.Device, shape: tuple[int, ...]) -> None:
+    """Outside training with no gradient, ``batch_norm`` (a backend's ``fused:batch_norm``, or
+    the composite) is the folded rule to the bit in float32/float64: weight and bias each
+    present or not, a transposed and a reversed ``x``, an ``eps`` that float32 rounds."""
+    rng = np.random.default_rng(12)
+    for dtype in h.supported(device, ("float",)):
+        if dtype not in (nd.float32, nd.float64):
+            continue
+        npd = h.np_dtype(dtype)
+        x = (rng.standard_normal(shape) * 3 + 1).astype(npd)
+        mean, weight, bias = (rng.standard_normal(3).astype(npd) for _ in range(3))
+        var = (rng.random(3) + 0.5).astype(npd)
+        views = [("contiguous", x, nd.asarray(x, device=device))]
+        if len(shape) == 4 and x.size:
+            xt = np.ascontiguousarray(np.swapaxes(x, 2, 3))  # the transposed view is x again
+            views += [("transposed", x, nd.permute_dims(nd.asarray(xt, device=device), (0, 1, 3, 2))),
+                      ("reversed", x[:, :, ::-1], nd.asarray(x, device=device)[:, :, ::-1])]  # fmt: skip
+        for w, b in ((None, None), (weight, None), (None, bias), (weight, bias)):
+            for name, host_x, xs in views:
+                got = nd.nn.functional.batch_norm(
+                    xs, nd.asarray(mean, device=device), nd.asarray(var, device=device),
+                    None if w is None else nd.asarray(w, device=device),
+                    None if b is None else nd.asarray(b, device=device), training=False, eps=1e-3)  # fmt: skip
+                want = _batch_norm_rule(host_x, mean, var, w, b, 1e-3)
+                assert got.shape == shape and got.dtype is dtype
+                if "fused:batch_norm" in device.backend.capabilities or device.backend.name == "numpy":
+                    assert np.array_equal(h.host(got), want), f"{dtype.name} {name} w={w is not None} b={b is not None}"
+                else:
+                    h.assert_same(got, want, dtype, scale=8)
+
+
 @pytest.mark.parametrize("shape", [(7,), (2, 3), (0,), ()])
 def test_one_hot_every_dtype(device: nd.Device, shape: tuple[int, ...]) -> None:
     """``nn.functional.one_hot`` on both of its roads (a scatter of ones where the device scatters

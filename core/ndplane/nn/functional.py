@@ -265,6 +265,9 @@ def batch_norm(x: Array, running_mean: Array | None, running_var: Array | None, 
     else:
         if running_mean is None or running_var is None:
             raise ValueError("batch_norm: running statistics are required outside training.")
+        fused = _dispatch.fused_batch_norm(x, running_mean, running_var, weight, bias, eps)
+        if fused is not None:
+            return fused
         # NOTE: the statistics are constants here, so fold them (and the affine part) into one
         # scale and one shift per channel, as PyTorch's inference kernel does: two passes over x
         # (the add in place when no gradient is recorded) instead of four.

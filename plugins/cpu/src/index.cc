@@ -572,4 +572,72 @@ void run_uniform(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, double scale, d
     }
 }
 
+// fused batch_norm (inference): out = x * s[c] + t[c] over x (A, C, B), with s = 1 / sqrt(var +
+// eps) (times weight) and t = bias - mean * s (or -mean * s) per channel, each step rounded to T
+// as the composite's kernels round it (eps rounded to T first; -ffp-contract=off: no FMA). The
+// multiply and the add are the binary kernels' own loops (per ISA), one plane of B at a time, so
+// the add reads the plane back from L1: one pass over memory where the composite makes two, and
+// no per-channel kernels. Planes of one element (batch_norm of (N, C)) go a row of C at a time.
+void run_batch_norm(const View& x, const View& mean, const View& var, const View* weight, const View* bias,
+                    double eps, const View& out) {
+    const char* fn = "fused batch_norm";
+    if (x.ndim != 3 || !is_c_contiguous(x))
+        throw std::invalid_argument("fused batch_norm: x must be C-contiguous (A, C, B).");
+    if (x.dtype != F32 && x.dtype != F64)
+        throw type_error(std::string("fused batch_norm: x must be float32 or float64; got ") + DT_NAME[x.dtype] + ".");
+    require_same_shape(fn, x, out);
+    require_dtype(fn, "out", out, x.dtype);
+    if (!is_c_contiguous(out)) throw std::invalid_argument("fused batch_norm: out must be C-contiguous.");
+    const int64_t A = x.shape[0], C = x.shape[1], B = x.shape[2];
+    const View* stats[4] = {&mean, &var, weight, bias};
+    const char* names[4] = {"mean", "var", "weight", "bias"};
+    for (int j = 0; j < 4; ++j) {
+        const View* v = stats[j];
+        if (!v) continue;
+        if (v->ndim != 1 || v->shape[0] != C || (C > 1 && v->strides[0] != 1))
+            throw std::invalid_argument(std::string("fused batch_norm: ") + names[j] + " must be contiguous of shape (C,) = (" +
+                                        std::to_string(C) + ",).");
+        require_dtype(fn, names[j], *v, x.dtype);
+    }
+    if (x.size == 0) return;
+    const BinaryFn mul = kernels().binary[ops::b_multiply][x.dtype], add = kernels().binary[ops::b_add][x.dtype];
+    dispatch(x.dtype, [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+            const auto at = [](const View* v, int64_t c) { return reinterpret_cast<const T*>(v->data)[c]; };
+            std::vector<T> s(static_cast<size_t>(C)), t(static_cast<size_t>(C));
+            for (int64_t c = 0; c < C; ++c) {
+                const T root = std::sqrt(at(&var, c) + static_cast<T>(eps));
+                T sc = T(1) / root;
+                if (weight) sc = sc * at(weight, c);
+                const T prod = at(&mean, c) * sc;
+                s[c] = sc;
+                t[c] = bias ? at(bias, c) - prod : -prod;
+            }
+            const T* X = reinterpret_cast<const T*>(x.data);
+            T* O = reinterpret_cast<T*>(out.data);
+            const int64_t z = sizeof(T);
+            const auto bytes = [](const T* p) { return reinterpret_cast<const char*>(p); };
+            if (B == 1) {  // rows of C: times the row s, plus the row t
+                parallel_range(A, std::max<int64_t>(1, GRAIN / std::max<int64_t>(C, 1)), [&](int64_t b, int64_t e) {
+                    for (int64_t a = b; a < e; ++a) {
+                        T* o = O + a * C;
+                        mul(bytes(X + a * C), z, bytes(s.data()), z, reinterpret_cast<char*>(o), z, C);
+                        add(bytes(o), z, bytes(t.data()), z, reinterpret_cast<char*>(o), z, C);
+                    }
+                });
+                return;
+            }
+            parallel_range(A * C, std::max<int64_t>(1, GRAIN / B), [&](int64_t b, int64_t e) {
+                for (int64_t p = b; p < e; ++p) {
+                    const int64_t c = p % C;
+                    T* o = O + p * B;
+                    mul(bytes(X + p * B), z, bytes(&s[c]), 0, reinterpret_cast<char*>(o), z, B);
+                    add(bytes(o), z, bytes(&t[c]), 0, reinterpret_cast<char*>(o), z, B);
+                }
+            });
+        }
+    });
+}
+
 }  // namespace ndp

@@ -322,6 +322,7 @@ void init_op_tables() {
     g_fused.add("clip", FU_CLIP);
     g_fused.add("nll", FU_NLL);
     g_fused.add("uniform", FU_UNIFORM);
+    g_fused.add("batch_norm", FU_BATCH_NORM);
     g_linalg.kind = "linalg";
     for (int i = 0; i < NLINALG; ++i) g_linalg.add(linalg_name(i), i);
     g_scan.add("cumulative_sum", S_CUMSUM);
@@ -719,6 +720,26 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
         // NOTE: the scale is high - low in float64, then rounded to out's dtype, as the core's
         // composite multiplies by that Python float
         return maybe_release(vo.size, [&] { run_uniform(k, c_lo, c_hi, h - l, l, vo); });
+    }
+    if (code == FU_BATCH_NORM) {
+        const char* fn = "fused batch_norm";
+        if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 5)
+            throw type_error("fused batch_norm: inputs must be a tuple (x, mean, var, weight or None, bias or None).");
+        PyObject* e = PyDict_Check(params.ptr()) ? PyDict_GetItemString(params.ptr(), "eps") : nullptr;
+        if (!e || !PyFloat_Check(e)) throw type_error("fused batch_norm: params['eps'] must be a float.");
+        const double eps = PyFloat_AsDouble(e);
+        View v[5], vo;
+        bool given[5] = {};
+        for (int j = 0; j < 5; ++j) {
+            PyObject* item = PyTuple_GET_ITEM(inputs.ptr(), j);
+            if (j >= 3 && item == Py_None) continue;
+            parse(item, v[j], fn);
+            given[j] = true;
+        }
+        parse(out.ptr(), vo, fn);
+        return maybe_release(vo.size, [&] {
+            run_batch_norm(v[0], v[1], v[2], given[3] ? &v[3] : nullptr, given[4] ? &v[4] : nullptr, eps, vo);
+        });
     }
     if (code == FU_TAKE_AXIS || code == FU_PUT_AXIS) return py_fused_index(code, inputs, out);
     if (code == FU_ADAM) return py_fused_adam(inputs, out, params);

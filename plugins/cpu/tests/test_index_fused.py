@@ -457,6 +457,33 @@ def test_uniform_kernel_checks():
         be.fused("uniform", (), held(nd.empty((4,), dtype=nd.float32, device="cpu")[::2]), params)
 
 
+def test_batch_norm_kernel_checks():
+    be = nd.asarray([1], device="cpu").device.backend
+    x = nd.asarray(np.arange(24.0).reshape(2, 3, 4), device="cpu")
+    m, v = nd.asarray([1.0, 2.0, 3.0], device="cpu"), nd.asarray([1.0, 4.0, 9.0], device="cpu")
+    out = nd.empty((2, 3, 4), dtype=nd.float64, device="cpu")
+    be.fused("batch_norm", (x._ref, m._ref, v._ref, None, None), out._ref, {"eps": 0.0})
+    want = (np.arange(24.0).reshape(2, 3, 4) - [[[1.0], [2.0], [3.0]]]) / [[[1.0], [2.0], [3.0]]]
+    np.testing.assert_allclose(out.to_numpy(), want, rtol=1e-15)
+    with pytest.raises(TypeError, match="inputs"):
+        be.fused("batch_norm", (x._ref, m._ref, v._ref), out._ref, {"eps": 0.0})
+    with pytest.raises(TypeError, match="eps"):
+        be.fused("batch_norm", (x._ref, m._ref, v._ref, None, None), out._ref, {"eps": 0})
+    with pytest.raises(ValueError, match=r"mean must be contiguous of shape \(C,\)"):
+        be.fused("batch_norm", (x._ref, v[:2]._ref, v._ref, None, None), out._ref, {"eps": 0.0})
+    with pytest.raises(ValueError, match="bias"):
+        be.fused("batch_norm", (x._ref, m._ref, v._ref, None, held(v[::-1])), out._ref, {"eps": 0.0})
+    with pytest.raises(TypeError, match="var"):
+        be.fused("batch_norm", (x._ref, m._ref, held(nd.astype(v, nd.float32)), None, None), out._ref, {"eps": 0.0})
+    with pytest.raises(TypeError, match="float32 or float64"):
+        xi = nd.astype(x, nd.int32)
+        be.fused("batch_norm", (xi._ref, m._ref, v._ref, None, None), held(nd.astype(out, nd.int32)), {"eps": 0.0})
+    with pytest.raises(ValueError, match="A, C, B"):
+        be.fused("batch_norm", (held(x[:, :, ::2]), m._ref, v._ref, None, None), out._ref, {"eps": 0.0})
+    with pytest.raises(ValueError):  # out of another shape
+        be.fused("batch_norm", (x._ref, m._ref, v._ref, None, None), held(out[:1]), {"eps": 0.0})
+
+
 def test_clip_kernel_checks():
     be = nd.asarray([1], device="cpu").device.backend
     x = nd.asarray([-2.0, -0.0, 0.5, float("nan"), 3.0], dtype=nd.float32, device="cpu")
