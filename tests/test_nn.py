@@ -263,6 +263,41 @@ def test_batch_norm_any_spatial_rank() -> None:
         F.batch_norm(nd.ones((3,)), None, None, training=True)
 
 
+@pytest.mark.parametrize("device", ["numpy", "cpu"])
+def test_batch_norm_training_one_node_gradcheck(device: str) -> None:
+    """Training-mode batch_norm records one node: its rule against finite differences for x,
+    weight and bias (each present or not, (N, C) and (N, C, H, W)), and differentiated again
+    (create_graph) against the pieces' own autograd."""
+    rng = np.random.default_rng(3)
+
+    def arr(shape: tuple[int, ...]) -> nd.Array:
+        return nd.asarray(rng.standard_normal(shape), device=device, requires_grad=True)
+
+    for shape in ((5, 3), (3, 3, 2, 4)):
+        x, w, b = arr(shape), arr((3,)), arr((3,))
+        y = F.batch_norm(x, None, None, w, b, training=True)
+        assert y._node is not None and y._node.name == "batch_norm"
+        assert gradcheck(lambda a, c, d: F.batch_norm(a, None, None, c, d, training=True), [x, w, b])
+        assert gradcheck(lambda a: F.batch_norm(a, None, None, training=True), [x])
+        assert gradcheck(lambda a, d: F.batch_norm(a, None, None, None, d, training=True), [x, b])
+        # second order: the gradient of sum(gx ** 2) + sum(gw ** 3) as the pieces differentiate it
+        axes = (0, *range(2, len(shape)))
+        bshape = (1, 3) + (1,) * (len(shape) - 2)
+
+        def pieces(a: nd.Array, c: nd.Array, d: nd.Array) -> nd.Array:
+            m, v = nd.mean(a, axis=axes), nd.var(a, axis=axes)
+            return (a - nd.reshape(m, bshape)) / nd.sqrt(nd.reshape(v, bshape) + 1e-5) * nd.reshape(c, bshape) \
+                + nd.reshape(d, bshape)  # fmt: skip
+
+        cot = nd.asarray(rng.standard_normal(shape), device=device)
+        got, want = [], []
+        for fn, out in ((lambda a, c, d: F.batch_norm(a, None, None, c, d, training=True), got), (pieces, want)):
+            gx, gw = nd.autograd.grad(nd.sum(fn(x, w, b) * cot), [x, w], create_graph=True)
+            out.extend(g.to_numpy() for g in nd.autograd.grad(nd.sum(gx * gx) + nd.sum(gw * gw * gw), [x, w]))
+        for g1, g2 in zip(got, want):
+            np.testing.assert_allclose(g1, g2, rtol=1e-8, atol=1e-10)
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "flipped"])
 def test_nll_loss_gathers_against_torch(reduction: str, layout: str) -> None:

@@ -253,39 +253,73 @@ def batch_norm(x: Array, running_mean: Array | None, running_var: Array | None, 
     axes = (0, *range(2, x.ndim))
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     if training:
-        mean = nd.mean(x, axis=axes)
-        var = nd.var(x, axis=axes)
-        if running_mean is not None and running_var is not None:
-            n = x.size // x.shape[1]
-            with nd.no_grad():
+        # NOTE: one graph node with its own rule (below) instead of the pieces' (a mean, a
+        # variance and four broadcast ops, each with a reduction in its gradient): the forward
+        # pass as (x - mean) * scale + shift, three passes after the two of the statistics.
+        with _graph.no_grad():
+            mean = nd.mean(x, axis=axes)
+            var = nd.var(x, axis=axes)
+            rstd = 1.0 / nd.sqrt(var + eps)
+            scale = rstd if weight is None else rstd * weight
+            y = (x - nd.reshape(mean, shape)) * nd.reshape(scale, shape)
+            if bias is not None and bias.dtype == y.dtype:
+                y += nd.reshape(bias, shape)
+            elif bias is not None:
+                y = y + nd.reshape(bias, shape)
+            if running_mean is not None and running_var is not None:
+                n = x.size // x.shape[1]
                 running_mean *= 1.0 - momentum
-                running_mean += momentum * mean.detach()
+                running_mean += momentum * mean
                 running_var *= 1.0 - momentum
-                running_var += momentum * var.detach() * (n / max(n - 1, 1))
-    else:
-        if running_mean is None or running_var is None:
-            raise ValueError("batch_norm: running statistics are required outside training.")
-        fused = _dispatch.fused_batch_norm(x, running_mean, running_var, weight, bias, eps)
-        if fused is not None:
-            return fused
-        # NOTE: the statistics are constants here, so fold them (and the affine part) into one
-        # scale and one shift per channel, as PyTorch's inference kernel does: two passes over x
-        # (the add in place when no gradient is recorded) instead of four.
-        scale = 1.0 / nd.sqrt(running_var + eps)
-        if weight is not None:
-            scale = scale * weight
-        shift = -running_mean * scale if bias is None else bias - running_mean * scale
-        y = x * nd.reshape(scale, shape)
-        if y.requires_grad:
-            return y + nd.reshape(shift, shape)
-        y += nd.reshape(shift, shape)
+                running_var += momentum * var * (n / max(n - 1, 1))
+        if any(a is not None and a.requires_grad for a in (x, weight, bias)):
+            saved = (x, mean, rstd) if weight is None else (x, mean, rstd, weight)
+            _graph.record("batch_norm", y, (x, weight, bias), saved, (axes, float(eps)))
         return y
-    y = (x - nd.reshape(mean, shape)) / nd.sqrt(nd.reshape(var, shape) + eps)
+    if running_mean is None or running_var is None:
+        raise ValueError("batch_norm: running statistics are required outside training.")
+    fused = _dispatch.fused_batch_norm(x, running_mean, running_var, weight, bias, eps)
+    if fused is not None:
+        return fused
+    # NOTE: the statistics are constants here, so fold them (and the affine part) into one
+    # scale and one shift per channel, as PyTorch's inference kernel does: two passes over x
+    # (the add in place when no gradient is recorded) instead of four.
+    scale = 1.0 / nd.sqrt(running_var + eps)
     if weight is not None:
-        y = y * nd.reshape(weight, shape)
-    if bias is not None:
-        y = y + nd.reshape(bias, shape)
+        scale = scale * weight
+    shift = -running_mean * scale if bias is None else bias - running_mean * scale
+    y = x * nd.reshape(scale, shape)
+    if y.requires_grad:
+        return y + nd.reshape(shift, shape)
+    y += nd.reshape(shift, shape)
     return y
+
+
+def _batch_norm_vjp(g: Array, node: _graph.Node) -> tuple[Array | None, ...]:
+    """Training-mode ``batch_norm``: with ``xhat = (x - mean) * rstd`` over the batch and spatial
+    axes, ``gbias = sum(g)``, ``gweight = sum(g * xhat)`` and ``gx = weight * rstd * (g -
+    gbias / n - xhat * gweight / n)`` per channel (the batch statistics depend on ``x``)."""
+    saved = node.saved_values()
+    x, mean, rstd = saved[:3]
+    weight = saved[3] if len(saved) > 3 else None
+    axes, eps = node.params
+    ix, iw, ib = node.inputs
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    if _graph.is_grad_enabled():  # create_graph: the statistics' dependence on x differentiated too
+        mean = nd.mean(x, axis=axes)
+        rstd = 1.0 / nd.sqrt(nd.var(x, axis=axes) + eps)
+    n = x.size // x.shape[1]
+    xhat = (x - nd.reshape(mean, shape)) * nd.reshape(rstd, shape)
+    gb = nd.sum(g, axis=axes)
+    gw = nd.sum(g * xhat, axis=axes)
+    gx = None
+    if ix is not None:
+        k = rstd if weight is None else rstd * weight
+        gx = (g - xhat * nd.reshape(gw / n, shape) - nd.reshape(gb / n, shape)) * nd.reshape(k, shape)
+    return gx, (gw if iw is not None else None), (gb if ib is not None else None)
+
+
+_graph.RULES["batch_norm"] = _batch_norm_vjp
 
 
 def embedding(indices: Array, weight: Array) -> Array:
