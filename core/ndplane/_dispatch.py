@@ -768,6 +768,43 @@ def move_axes_last(x: Array, axes: tuple[int, ...]) -> tuple[Array, tuple[int, .
     return x, tuple(r.shape[i] for i in keep), tuple(r.shape[i] for i in axes)
 
 
+# Reductions that may run in two stages (each stage's result is a partial of the same op).
+_SPLITTABLE = frozenset({"sum", "prod", "max", "min", "any", "all"})
+
+
+def split_reduction(x: Array, axes: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """Where the reduced ``axes`` of ``x`` form no single run in memory (``sum`` of NCHW over
+    (0, 2, 3)) but their innermost ones do: ``(inner, rest)``, the axes to reduce first (as
+    (M, K) rows that need no copy) and then the rest (numbered on the partial result); else None.
+    The alternative is a copy of ``x`` with the reduced axes last."""
+    r = x._ref
+
+    def rows_view(reduced: tuple[int, ...]) -> bool:  # (M, K) with ``reduced`` last, no copy
+        _, m, k, (shape, strides) = _layout.reduce_layout(r.shape, r.strides, reduced)
+        return _layout.reshape_strides(shape, strides, (m, k)) is not None
+
+    if len(axes) < 2 or not r.size or rows_view(axes):
+        return None
+    # the innermost reduced axis, then each reduced axis whose stride continues the run
+    chain = sorted((abs(r.strides[a]), a) for a in axes if r.shape[a] > 1)
+    if not chain or chain[0][0] == 0:
+        return None
+    inner = [chain[0][1]]
+    span = chain[0][0] * r.shape[chain[0][1]]
+    for stride, a in chain[1:]:
+        if stride != span:
+            break
+        inner.append(a)
+        span *= r.shape[a]
+    first = tuple(sorted(inner))
+    if len(first) == len([a for a in axes if r.shape[a] > 1]):
+        return None
+    if not rows_view(first):
+        return None
+    rest = tuple(a - sum(1 for b in first if b < a) for a in axes if a not in first)
+    return first, rest
+
+
 def reduce(op: str, x: Array, axes: tuple[int, ...], result: _dtypes.DType) -> Array:
     """Reduce ``axes`` of ``x`` into a new array of dtype ``result`` (kept axes only)."""
     st = x._storage
@@ -776,6 +813,12 @@ def reduce(op: str, x: Array, axes: tuple[int, ...], result: _dtypes.DType) -> A
     if result not in backend.dtypes:
         check_dtype(dev, result, op)
     r = x._ref
+    if op in _SPLITTABLE and result is not _dtypes.float16 and len(axes) > 1:
+        # NOTE: in two stages rather than through a copy of x with the reduced axes last (float16
+        # excepted: its partials would round to float16, where one pass accumulates in float32)
+        split = split_reduction(x, axes)
+        if split is not None:
+            return reduce(op, reduce(op, x, split[0], result), split[1], result)
     # NOTE: the (M, K) layout with the reduced axes last, from a memoised layout function:
     # no intermediate Array unless the operand has to be compacted.
     kept, m, k, moved = _layout.reduce_layout(r.shape, r.strides, axes)

@@ -116,7 +116,20 @@ def sum_squares(x: Array, axis: Axis, keepdims: bool, name: str, centre: Array |
     axes = _layout.normalize_axes(axis, x.ndim, name)
     fused = "fused:sumsq" in x._storage.backend.capabilities
     if fused and not x.requires_grad and (centre is None or not centre.requires_grad):
-        out = _dispatch.fused_reduce("sumsq", x, axes, x.dtype, rows=() if centre is None else (centre,))
+        split = _dispatch.split_reduction(x, axes) if x.dtype is not _dtypes.float16 else None
+        if split is None:
+            out = _dispatch.fused_reduce("sumsq", x, axes, x.dtype, rows=() if centre is None else (centre,))
+        else:
+            # NOTE: the innermost run of axes first, each of its rows with its own centre (the
+            # centres broadcast over the rest), then a sum: no copy of x (see split_reduction)
+            first, rest = split
+            kept = tuple(n for i, n in enumerate(x.shape) if i not in first)
+            rows: tuple[Array, ...] = ()
+            if centre is not None:
+                ones = tuple(1 if i in axes else n for i, n in enumerate(x.shape) if i not in first)
+                rows = (_manipulation.broadcast_to(_manipulation.reshape(centre, ones), kept),)
+            part = _dispatch.fused_reduce("sumsq", x, first, x.dtype, rows=rows)
+            out = _dispatch.reduce("sum", part, rest, x.dtype)
         if keepdims:
             shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape))
             out = view_as(out, shape, _layout.contiguous_strides(shape), 0)

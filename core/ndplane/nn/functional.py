@@ -254,20 +254,26 @@ def batch_norm(x: Array, running_mean: Array | None, running_var: Array | None, 
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     if training:
         # NOTE: one graph node with its own rule (below) instead of the pieces' (a mean, a
-        # variance and four broadcast ops, each with a reduction in its gradient): the forward
-        # pass as (x - mean) * scale + shift, three passes after the two of the statistics.
+        # variance and four broadcast ops, each with a reduction in its gradient). The variance
+        # reuses the mean (one pass of squared deviations); the output is the inference rule with
+        # the batch's statistics, one pass through a backend's fused:batch_norm (folded into x *
+        # scale + shift, as PyTorch's CPU kernel folds it), else (x - mean) * scale + bias.
         with _graph.no_grad():
-            mean = nd.mean(x, axis=axes)
-            var = nd.var(x, axis=axes)
+            n = x.size // x.shape[1]
+            xf = x if x.dtype.is_floating else nd.astype(x, x.device.backend.default_dtypes["real floating"])
+            mean = nd.mean(xf, axis=axes, keepdims=True)
+            var = _statistical.sum_squares(xf, axes, False, "batch_norm", centre=mean) / (n if n else float("nan"))
+            mean = nd.reshape(mean, (x.shape[1],))
+            y = _dispatch.fused_batch_norm(xf, mean, var, weight, bias, eps)
             rstd = 1.0 / nd.sqrt(var + eps)
-            scale = rstd if weight is None else rstd * weight
-            y = (x - nd.reshape(mean, shape)) * nd.reshape(scale, shape)
-            if bias is not None and bias.dtype == y.dtype:
-                y += nd.reshape(bias, shape)
-            elif bias is not None:
-                y = y + nd.reshape(bias, shape)
+            if y is None:
+                scale = rstd if weight is None else rstd * weight
+                y = (xf - nd.reshape(mean, shape)) * nd.reshape(scale, shape)
+                if bias is not None and bias.dtype == y.dtype:
+                    y += nd.reshape(bias, shape)
+                elif bias is not None:
+                    y = y + nd.reshape(bias, shape)
             if running_mean is not None and running_var is not None:
-                n = x.size // x.shape[1]
                 running_mean *= 1.0 - momentum
                 running_mean += momentum * mean
                 running_var *= 1.0 - momentum
