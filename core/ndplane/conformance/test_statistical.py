@@ -286,3 +286,40 @@ def test_sums_of_squares_at_size(device: nd.Device, layout: str) -> None:
         for name, (got, want) in cases.items():
             h.assert_same(got, h.to_result(np.asarray(want), dtype), dtype, scale=4 * np.sqrt(n),
                           msg=f"{name}({dtype.name}, {layout}): ")  # fmt: skip
+
+
+@pytest.mark.parametrize("axes", [(0, 2, 3), (0, 2), (1, 3), (0, 1, 3), (0, 3)])
+@pytest.mark.parametrize("view", ["contiguous", "stepped", "transposed"])
+def test_reductions_over_axes_of_no_single_run(device: nd.Device, axes: tuple[int, ...], view: str) -> None:
+    """Reductions over several axes that form no single run in memory (the batch and spatial
+    axes of NCHW, which the core may reduce in two stages, innermost run first): every op on
+    every supported dtype, with keepdims, against NumPy (float sums in float64)."""
+    rng = np.random.default_rng(8)
+    shape = (4, 5, 24, 33)
+    pick = {"contiguous": lambda a: a, "stepped": lambda a: a[:, ::-1, :, ::2],
+            "transposed": lambda a: np.transpose(a, (0, 2, 1, 3)) if isinstance(a, np.ndarray)
+            else nd.permute_dims(a, (0, 2, 1, 3))}[view]  # fmt: skip
+    for dtype in h.supported(device):
+        npd = h.np_dtype(dtype)
+        if dtype.kind == "bool":
+            host = rng.random(shape) < 0.9
+        elif dtype.kind in ("int", "uint"):
+            host = rng.integers(0, 3, shape).astype(npd)
+        else:
+            host = (rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if dtype.kind == "complex" else 0)).astype(npd)
+        ref, x = pick(host), pick(nd.asarray(host, device=device))
+        ops = ["sum", "any", "all"] + (["max", "min"] if dtype.kind != "complex" else [])
+        ops += ["mean", "var", "std"] if dtype.kind == "float" else []
+        for op in ops:
+            got = getattr(nd, op)(x, axis=axes, keepdims=True)
+            if op == "sum" and dtype.kind in ("float", "complex"):
+                want = np.sum(ref.astype(np.complex128 if dtype.kind == "complex" else np.float64), axis=axes, keepdims=True)
+                h.assert_same(got, h.to_result(want, dtype), dtype, scale=40, msg=f"sum {dtype.name}: ")
+            elif op in ("mean", "var", "std"):
+                want = getattr(np, op)(ref.astype(np.float64), axis=axes, keepdims=True)
+                h.assert_same(got, h.to_result(want, dtype), dtype, scale=40, msg=f"{op} {dtype.name}: ")
+            else:
+                want = getattr(np, op)(ref, axis=axes, keepdims=True)
+                assert got.shape == want.shape, f"{op} {dtype.name}"
+                assert np.array_equal(got.to_numpy().astype(want.dtype) if op == "sum" else got.to_numpy(), want), \
+                    f"{op} {dtype.name}"  # fmt: skip
