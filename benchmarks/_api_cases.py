@@ -331,6 +331,8 @@ def _nn_cases() -> list[Case]:
         _nn("layer_norm", "norm", lambda F, x, w, b: F.layer_norm(x, (x.shape[-1],), w, b)),
         _nn("batch_norm", "bn", lambda F, x, rm, rv, w, b: F.batch_norm(x, rm, rv, w, b, training=False),
             variant=" (eval)"),
+        _nn("batch_norm", "bn", lambda F, x, rm, rv, w, b: F.batch_norm(x, rm, rv, w, b, training=True),
+            variant=" (train)"),
         _nn("conv2d", "conv", lambda F, x, w, b: F.conv2d(x, w, b, padding=1), variant=" 3x3"),
         _nn("max_pool2d", "image", lambda F, x: F.max_pool2d(x, 2), variant=" 2x2"),
         _nn("avg_pool2d", "image", lambda F, x: F.avg_pool2d(x, 2), variant=" 2x2"),
