@@ -7,7 +7,6 @@ merges them (a view where strides allow, else a compaction).
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Sequence
 
 from . import _creation, _dispatch, _dtypes, _graph, _layout, _manipulation
@@ -159,7 +158,8 @@ def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
 def var(
     x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False
 ) -> Array:
-    """Variance over ``axis``: ``sum(|x - mean|**2) / (N - correction)``.
+    """Variance over ``axis``: ``sum(|x - mean|**2) / (N - correction)``; NaN where ``N -
+    correction <= 0``.
 
     >>> import ndplane as nd
     >>> nd.var(nd.asarray([1.0, 2.0, 3.0, 4.0]), correction=1)
@@ -169,12 +169,19 @@ def var(
     if x.dtype.kind == "complex":
         raise TypeError(f"var: only real dtypes are allowed; got {x.dtype.name}.")
     xf = _floating(x)
+    if xf.dtype is _dtypes.float16:
+        # NOTE: as NumPy, the mean and the deviations in float32, the result rounded once: a
+        # float16 mean is off by up to half an ulp, and the variance of equal values was not 0
+        wide = var(_dispatch.cast(xf, _dtypes.float32), axis=axis, correction=correction, keepdims=keepdims)
+        return _dispatch.cast(wide, _dtypes.float16)
     mu = reduction("sum", xf, axis, True, xf.dtype, "var")
     n = _count(x, axis, "var")
     mu = _dispatch.binary("divide", mu, float(n) if n else float("nan"))
     total = sum_squares(xf, axis, keepdims, "var", centre=mu)
-    denom = builtins.max(n - correction, 0)
-    return _dispatch.binary("divide", total, float(denom) if denom else float("nan") if not n else 0.0)
+    # NOTE: NaN where N - correction <= 0, as the Array API specifies (NumPy divides by 0 there:
+    # inf, or NaN for equal values, whose squared deviations may not sum to exactly 0)
+    denom = n - correction
+    return _dispatch.binary("divide", total, float(denom) if denom > 0 else float("nan"))
 
 
 def std(

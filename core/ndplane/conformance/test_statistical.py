@@ -141,6 +141,8 @@ def test_mean_var_std(device: nd.Device, op: str, drawn: tuple[h.Layout, Any], k
         np_kwargs = {} if op == "mean" else {"ddof": correction}
         with np.errstate(all="ignore"), _no_numpy_warnings():
             expected = getattr(np, op)(h.wide(a.ref), axis=_np_axis(axis), keepdims=keepdims, **np_kwargs)
+        if op != "mean" and n - correction <= 0:
+            expected = np.full_like(expected, np.nan)  # the Array API's special case (NumPy: inf)
         got = getattr(nd, op)(a.x, axis=axis, keepdims=keepdims, **kwargs)
         h.assert_same(got, h.to_result(expected, result), result, scale=4 * max(1, n),
                       msg=f"{op}({dtype.name}, axis={axis}, correction={correction}): ")  # fmt: skip
@@ -323,3 +325,20 @@ def test_reductions_over_axes_of_no_single_run(device: nd.Device, axes: tuple[in
                 assert got.shape == want.shape, f"{op} {dtype.name}"
                 assert np.array_equal(got.to_numpy().astype(want.dtype) if op == "sum" else got.to_numpy(), want), \
                     f"{op} {dtype.name}"  # fmt: skip
+
+
+def test_var_std_special_cases(device: nd.Device) -> None:
+    """``var``/``std`` are NaN where ``N - correction <= 0`` (the Array API's special case, where
+    NumPy divides by zero), and the variance of equal float16 values is exactly 0 (the mean and
+    the deviations taken in float32, as NumPy takes them)."""
+    for dtype in h.supported(device, ("float",)):
+        npd = h.np_dtype(dtype)
+        for host in (np.full(3, 0.94708097, npd), np.asarray([1.0, 2.0, 4.0], npd)):
+            x = nd.asarray(host, device=device)
+            for correction in (3, 5, 3.5):
+                for fn in (nd.var, nd.std):
+                    got = fn(x, correction=correction)
+                    assert got.dtype is dtype and np.isnan(float(got)), f"{fn.__name__}({dtype.name}, correction={correction})"
+        equal = nd.broadcast_to(nd.asarray(np.asarray(0.3337, npd), device=device), (7,))
+        if dtype is nd.float16:
+            assert float(nd.var(equal)) == 0.0 and float(nd.std(equal, correction=1)) == 0.0
