@@ -737,13 +737,14 @@ def fused_batch_norm(x: Array, mean: Array, var: Array, weight: Array | None, bi
     out = _out(st.device, backend, x.dtype, x.shape, x.size)
     if x.size:
         keep: list[Array] = []
-        a, b = x.shape[0], x.size // (x.shape[0] * c)
-        xr = compact_ref(x, keep)
+        shape = (x.shape[0], c, x.size // (x.shape[0] * c))  # (batch, channels, the rest)
+        strides = _layout.contiguous_strides(shape)
+
+        def planes(r: Ref) -> Ref:
+            return Ref(r.buffer, x.dtype, shape, strides, r.offset, x.size, True)
+
         refs = tuple(None if v is None else _flat(v, keep) for v in (mean, var, weight, bias))
-        orr = out._ref
-        backend.fused("batch_norm", (Ref(xr.buffer, x.dtype, (a, c, b), (c * b, b, 1), xr.offset, x.size, True), *refs),
-                      Ref(orr.buffer, x.dtype, (a, c, b), (c * b, b, 1), orr.offset, x.size, True),
-                      {"eps": float(eps)})  # fmt: skip
+        backend.fused("batch_norm", (planes(compact_ref(x, keep)), *refs), planes(out._ref), {"eps": float(eps)})
     return out
 
 
