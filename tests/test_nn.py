@@ -264,6 +264,23 @@ def test_batch_norm_any_spatial_rank() -> None:
 
 
 @pytest.mark.parametrize("device", ["numpy", "cpu"])
+def test_batch_norm_training_float16_statistics_as_var(device: str) -> None:
+    """float16 training batch_norm takes var's statistics (float32, each rounded once): channels
+    of equal values normalise to exactly 0, and the running statistics are NumPy's float32 ones
+    rounded to float16."""
+    rng = np.random.default_rng(5)
+    v = np.repeat(rng.standard_normal((1, 257, 1)).astype(np.float16), 7, axis=0).repeat(9, axis=2)
+    v[:, 256] = rng.standard_normal((7, 9)).astype(np.float16)  # one channel of random values
+    rm, rv = nd.zeros((257,), dtype=nd.float16, device=device), nd.ones((257,), dtype=nd.float16, device=device)
+    y = F.batch_norm(nd.asarray(v, device=device), rm, rv, training=True, momentum=1.0).to_numpy()
+    assert (y[:, :256] == 0).all()
+    wide = v.astype(np.float32)
+    np.testing.assert_array_equal(rm.to_numpy(), wide.mean(axis=(0, 2)).astype(np.float16))
+    want = (wide.var(axis=(0, 2)).astype(np.float16).astype(np.float32) * (63 / 62)).astype(np.float16)
+    np.testing.assert_allclose(rv.to_numpy().astype(np.float32), want.astype(np.float32), rtol=1e-3)
+
+
+@pytest.mark.parametrize("device", ["numpy", "cpu"])
 def test_batch_norm_training_one_node_gradcheck(device: str) -> None:
     """Training-mode batch_norm records one node: its rule against finite differences for x,
     weight and bias (each present or not, (N, C) and (N, C, H, W)), and differentiated again
@@ -284,7 +301,8 @@ def test_batch_norm_training_one_node_gradcheck(device: str) -> None:
         axes = (0, *range(2, len(shape)))
         bshape = (1, 3) + (1,) * (len(shape) - 2)
 
-        def pieces(a: nd.Array, c: nd.Array, d: nd.Array) -> nd.Array:
+        def pieces(a: nd.Array, c: nd.Array, d: nd.Array, axes: tuple[int, ...] = axes,
+                   bshape: tuple[int, ...] = bshape) -> nd.Array:  # fmt: skip
             m, v = nd.mean(a, axis=axes), nd.var(a, axis=axes)
             return (a - nd.reshape(m, bshape)) / nd.sqrt(nd.reshape(v, bshape) + 1e-5) * nd.reshape(c, bshape) \
                 + nd.reshape(d, bshape)  # fmt: skip

@@ -168,20 +168,28 @@ def var(
     check_array("var", x)
     if x.dtype.kind == "complex":
         raise TypeError(f"var: only real dtypes are allowed; got {x.dtype.name}.")
-    xf = _floating(x)
-    if xf.dtype is _dtypes.float16:
-        # NOTE: as NumPy, the mean and the deviations in float32, the result rounded once: a
+    _, v = moments(_floating(x), axis, correction, keepdims, "var")
+    return v
+
+
+def moments(x: Array, axis: Axis, correction: int | float, keepdims: bool, name: str) -> tuple[Array, Array]:
+    """The mean (its reduced axes kept, the shape a centre needs) and the variance ``sum(|x -
+    mean|**2) / (N - correction)`` over ``axis`` of real floating ``x``, the deviations summed in
+    one pass around the mean; NaN where ``N - correction <= 0``. ``var`` and training
+    ``batch_norm`` both take their statistics from here."""
+    if x.dtype is _dtypes.float16:
+        # NOTE: as NumPy, the mean and the deviations in float32, each result rounded once: a
         # float16 mean is off by up to half an ulp, and the variance of equal values was not 0
-        wide = var(_dispatch.cast(xf, _dtypes.float32), axis=axis, correction=correction, keepdims=keepdims)
-        return _dispatch.cast(wide, _dtypes.float16)
-    mu = reduction("sum", xf, axis, True, xf.dtype, "var")
-    n = _count(x, axis, "var")
+        mu, v = moments(_dispatch.cast(x, _dtypes.float32), axis, correction, keepdims, name)
+        return _dispatch.cast(mu, _dtypes.float16), _dispatch.cast(v, _dtypes.float16)
+    mu = reduction("sum", x, axis, True, x.dtype, name)
+    n = _count(x, axis, name)
     mu = _dispatch.binary("divide", mu, float(n) if n else float("nan"))
-    total = sum_squares(xf, axis, keepdims, "var", centre=mu)
+    total = sum_squares(x, axis, keepdims, name, centre=mu)
     # NOTE: NaN where N - correction <= 0, as the Array API specifies (NumPy divides by 0 there:
     # inf, or NaN for equal values, whose squared deviations may not sum to exactly 0)
     denom = n - correction
-    return _dispatch.binary("divide", total, float(denom) if denom > 0 else float("nan"))
+    return mu, _dispatch.binary("divide", total, float(denom) if denom > 0 else float("nan"))
 
 
 def std(

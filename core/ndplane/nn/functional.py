@@ -261,8 +261,7 @@ def batch_norm(x: Array, running_mean: Array | None, running_var: Array | None, 
         with _graph.no_grad():
             n = x.size // x.shape[1]
             xf = x if x.dtype.is_floating else nd.astype(x, x.device.backend.default_dtypes["real floating"])
-            mean = nd.mean(xf, axis=axes, keepdims=True)
-            var = _statistical.sum_squares(xf, axes, False, "batch_norm", centre=mean) / (n if n else float("nan"))
+            mean, var = _statistical.moments(xf, axes, 0, False, "batch_norm")
             mean = nd.reshape(mean, (x.shape[1],))
             y = _dispatch.fused_batch_norm(xf, mean, var, weight, bias, eps)
             rstd = 1.0 / nd.sqrt(var + eps)
@@ -312,8 +311,9 @@ def _batch_norm_vjp(g: Array, node: _graph.Node) -> tuple[Array | None, ...]:
     ix, iw, ib = node.inputs
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     if _graph.is_grad_enabled():  # create_graph: the statistics' dependence on x differentiated too
-        mean = nd.mean(x, axis=axes)
-        rstd = 1.0 / nd.sqrt(nd.var(x, axis=axes) + eps)
+        mean, var = _statistical.moments(x, axes, 0, False, "batch_norm")
+        mean = nd.reshape(mean, (x.shape[1],))
+        rstd = 1.0 / nd.sqrt(var + eps)
     n = x.size // x.shape[1]
     xhat = (x - nd.reshape(mean, shape)) * nd.reshape(rstd, shape)
     gb = nd.sum(g, axis=axes)
