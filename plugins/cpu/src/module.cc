@@ -15,6 +15,8 @@
 
 #include <array>
 #include <cstring>
+#include <initializer_list>
+#include <string>
 #include <unordered_map>
 
 #include "driver.h"
@@ -483,95 +485,102 @@ void py_sort(nb::handle x, nb::handle values, nb::handle indices, bool descendin
     maybe_release(vx.size * 4, [&] { run_sort(vx, hv ? &vv : nullptr, hi ? &vi : nullptr, descending, stable); });
 }
 
+// A fused op's inputs: a tuple of `lo` to `hi` items, else a TypeError naming the op and the
+// tuple it takes (`expected`, e.g. "(x, target)"). Returns the tuple's size.
+Py_ssize_t fused_inputs(nb::handle inputs, Py_ssize_t lo, Py_ssize_t hi, const std::string& fn, const char* expected) {
+    const Py_ssize_t n = PyTuple_Check(inputs.ptr()) ? PyTuple_GET_SIZE(inputs.ptr()) : -1;
+    if (n < lo || n > hi) throw type_error(fn + ": inputs must be " + expected + ".");
+    return n;
+}
+
+PyObject* input(nb::handle inputs, Py_ssize_t i) { return PyTuple_GET_ITEM(inputs.ptr(), i); }
+
+// params[key] of a fused op (borrowed); nullptr when params is no dict or lacks the key.
+PyObject* param(nb::handle params, const char* key) {
+    return PyDict_Check(params.ptr()) ? PyDict_GetItemString(params.ptr(), key) : nullptr;
+}
+
 // A float (or int, or bool) from the params dict; `fallback` when absent.
-double param_number(PyObject* params, const char* key, double fallback) {
-    PyObject* o = PyDict_GetItemString(params, key);
+double param_number(nb::handle params, const char* key, double fallback, const std::string& fn) {
+    PyObject* o = param(params, key);
     if (!o) return fallback;
     double v = PyFloat_AsDouble(o);
     if (v == -1.0 && PyErr_Occurred()) {
         PyErr_Clear();
-        throw type_error(std::string("fused: params['") + key + "'] must be a number.");
+        throw type_error(fn + ": params['" + key + "'] must be a number.");
     }
     return v;
+}
+
+// A pair of ints from the params dict into a and b; left as they are when absent and not `required`.
+void param_pair(nb::handle params, const char* key, int64_t& a, int64_t& b, const std::string& fn, bool required) {
+    PyObject* o = param(params, key);
+    if (!o && !required) return;
+    if (!o || !PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 2)
+        throw type_error(fn + ": params['" + key + "'] must be a pair of ints.");
+    a = PyLong_AsLongLong(PyTuple_GET_ITEM(o, 0));
+    b = PyLong_AsLongLong(PyTuple_GET_ITEM(o, 1));
+    if (PyErr_Occurred()) raise_current();
+}
+
+// params['grad']: -1 when absent or None, else the index of its string in `names`; anything
+// else is a ValueError listing what the op takes (`allowed`).
+int param_grad(nb::handle params, std::initializer_list<const char*> names, const std::string& fn, const char* allowed) {
+    PyObject* g = param(params, "grad");
+    if (!g || g == Py_None) return -1;
+    const char* s = PyUnicode_Check(g) ? PyUnicode_AsUTF8(g) : nullptr;
+    int i = 0;
+    for (const char* name : names) {
+        if (s && !std::strcmp(s, name)) return i;
+        ++i;
+    }
+    if (!s) PyErr_Clear();
+    throw std::invalid_argument(fn + ": params['grad'] must be " + allowed + ".");
 }
 
 // fused("adam", (grad, exp_avg, exp_avg_sq), param, params): param, exp_avg and
 // exp_avg_sq are updated in place.
 void py_fused_adam(nb::handle inputs, nb::handle out, nb::handle params) {
-    if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 3)
-        throw type_error("fused adam: inputs must be a tuple (grad, exp_avg, exp_avg_sq).");
-    if (!PyDict_Check(params.ptr())) throw type_error("fused adam: params must be a dict.");
-    View vp, vg, vm, vv;
-    parse(out.ptr(), vp, "fused adam");
-    parse(PyTuple_GET_ITEM(inputs.ptr(), 0), vg, "fused adam");
-    parse(PyTuple_GET_ITEM(inputs.ptr(), 1), vm, "fused adam");
-    parse(PyTuple_GET_ITEM(inputs.ptr(), 2), vv, "fused adam");
-    PyObject* d = params.ptr();
+    const std::string fn = "fused adam";
+    fused_inputs(inputs, 3, 3, fn, "a tuple (grad, exp_avg, exp_avg_sq)");
+    if (!PyDict_Check(params.ptr())) throw type_error(fn + ": params must be a dict.");
+    auto [vp, vg, vm, vv] = views("fused adam", out, input(inputs, 0), input(inputs, 1), input(inputs, 2));
     AdamParams a;
-    a.lr = param_number(d, "lr", a.lr);
-    a.beta1 = param_number(d, "beta1", a.beta1);
-    a.beta2 = param_number(d, "beta2", a.beta2);
-    a.eps = param_number(d, "eps", a.eps);
-    a.weight_decay = param_number(d, "weight_decay", a.weight_decay);
-    a.decoupled = param_number(d, "decoupled", 0.0) != 0.0;
-    a.step = static_cast<int64_t>(param_number(d, "step", 1.0));
+    a.lr = param_number(params, "lr", a.lr, fn);
+    a.beta1 = param_number(params, "beta1", a.beta1, fn);
+    a.beta2 = param_number(params, "beta2", a.beta2, fn);
+    a.eps = param_number(params, "eps", a.eps, fn);
+    a.weight_decay = param_number(params, "weight_decay", a.weight_decay, fn);
+    a.decoupled = param_number(params, "decoupled", 0.0, fn) != 0.0;
+    a.step = static_cast<int64_t>(param_number(params, "step", 1.0, fn));
     maybe_release(vp.size * 4, [&] { run_adam(a, vp, vg, vm, vv); });
 }
 
 // fused("conv2d", (a, b, c), out, params): one pass of conv2d (src/conv.h); params holds
 // "stride", "padding", "dilation" (pairs), "groups" and "grad" (absent/None, "input", "weight", "bias").
 void py_fused_conv2d(nb::handle inputs, nb::handle out, nb::handle params) {
-    if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) < 1 || PyTuple_GET_SIZE(inputs.ptr()) > 3)
-        throw type_error("fused conv2d: inputs must be a tuple of 1 to 3 Refs.");
-    if (!PyDict_Check(params.ptr())) throw type_error("fused conv2d: params must be a dict.");
-    PyObject* d = params.ptr();
+    const std::string fn = "fused conv2d";
+    const Py_ssize_t n = fused_inputs(inputs, 1, 3, fn, "a tuple of 1 to 3 Refs");
+    if (!PyDict_Check(params.ptr())) throw type_error(fn + ": params must be a dict.");
     ConvParams p;
-    auto pair = [&](const char* key, int64_t& a, int64_t& b) {
-        PyObject* o = PyDict_GetItemString(d, key);
-        if (!o) return;
-        if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 2)
-            throw type_error(std::string("fused conv2d: params['") + key + "'] must be a pair of ints.");
-        a = PyLong_AsLongLong(PyTuple_GET_ITEM(o, 0));
-        b = PyLong_AsLongLong(PyTuple_GET_ITEM(o, 1));
-        if (PyErr_Occurred()) raise_current();
-    };
-    pair("stride", p.sh, p.sw);
-    pair("padding", p.ph, p.pw);
-    pair("dilation", p.dh, p.dw);
-    p.groups = static_cast<int64_t>(param_number(d, "groups", 1.0));
-    PyObject* g = PyDict_GetItemString(d, "grad");
-    if (g && g != Py_None) {
-        const char* s = PyUnicode_Check(g) ? PyUnicode_AsUTF8(g) : "";
-        p.pass = !std::strcmp(s, "input") ? CONV_GRAD_INPUT : !std::strcmp(s, "weight") ? CONV_GRAD_WEIGHT
-               : !std::strcmp(s, "bias") ? CONV_GRAD_BIAS : -1;
-        if (p.pass < 0) throw std::invalid_argument("fused conv2d: params['grad'] must be None, 'input', 'weight' or 'bias'.");
-    }
+    param_pair(params, "stride", p.sh, p.sw, fn, false);
+    param_pair(params, "padding", p.ph, p.pw, fn, false);
+    param_pair(params, "dilation", p.dh, p.dw, fn, false);
+    p.groups = static_cast<int64_t>(param_number(params, "groups", 1.0, fn));
+    static constexpr int passes[] = {CONV_GRAD_INPUT, CONV_GRAD_WEIGHT, CONV_GRAD_BIAS};
+    const int grad = param_grad(params, {"input", "weight", "bias"}, fn, "None, 'input', 'weight' or 'bias'");
+    if (grad >= 0) p.pass = passes[grad];
     View v[3], vo;
     const View* pv[3] = {nullptr, nullptr, nullptr};
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(inputs.ptr()); ++i) {
-        PyObject* o = PyTuple_GET_ITEM(inputs.ptr(), i);
-        if (o == Py_None) continue;
-        parse(o, v[i], "fused conv2d");
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        if (input(inputs, i) == Py_None) continue;
+        parse(input(inputs, i), v[i], "fused conv2d");
         pv[i] = &v[i];
     }
-    if (!pv[0]) throw type_error("fused conv2d: the first input must be a Ref.");
+    if (!pv[0]) throw type_error(fn + ": the first input must be a Ref.");
     parse(out.ptr(), vo, "fused conv2d");
     const int64_t work = (vo.size + v[0].size) * (pv[1] ? 9 : 1);
     maybe_release(work, [&] { run_conv2d(p, v[0], pv[1], pv[2], vo); });
-}
-
-// fused("take_axis", (x, indices), out, {}) and fused("put_axis", (indices, values), out, {}):
-// src/driver.h; put_axis writes `out` in place.
-void py_fused_index(int code, nb::handle inputs, nb::handle out) {
-    const char* fn = code == FU_TAKE_AXIS ? "fused take_axis" : "fused put_axis";
-    if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 2)
-        throw type_error(std::string(fn) + ": inputs must be a tuple of 2 Refs.");
-    View v0, v1, vo;
-    parse(PyTuple_GET_ITEM(inputs.ptr(), 0), v0, fn);
-    parse(PyTuple_GET_ITEM(inputs.ptr(), 1), v1, fn);
-    parse(out.ptr(), vo, fn);
-    if (code == FU_TAKE_AXIS) maybe_release(vo.size, [&] { run_take_axis(v0, v1, vo); });
-    else maybe_release(v1.size, [&] { run_put_axis(vo, v0, v1); });
 }
 
 // fused("max_pool2d" | "avg_pool2d", inputs, out, params): src/pool.h; params holds "kernel"
@@ -581,29 +590,14 @@ void py_fused_pool(int code, nb::handle inputs, nb::handle out, nb::handle param
     if (!PyDict_Check(params.ptr())) throw type_error(std::string(fn) + ": params must be a dict.");
     PoolParams p;
     p.max = code == FU_MAX_POOL2D;
-    PyObject* d = params.ptr();
-    auto pair = [&](const char* key, int64_t& a, int64_t& b) {
-        PyObject* o = PyDict_GetItemString(d, key);
-        if (!o || !PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 2)
-            throw type_error(std::string(fn) + ": params['" + key + "'] must be a pair of ints.");
-        a = PyLong_AsLongLong(PyTuple_GET_ITEM(o, 0));
-        b = PyLong_AsLongLong(PyTuple_GET_ITEM(o, 1));
-        if (PyErr_Occurred()) raise_current();
-    };
-    pair("kernel", p.kh, p.kw);
-    pair("stride", p.sh, p.sw);
-    PyObject* g = PyDict_GetItemString(d, "grad");
-    if (g && g != Py_None) {
-        if (!PyUnicode_Check(g) || std::strcmp(PyUnicode_AsUTF8(g), "input") != 0)
-            throw std::invalid_argument(std::string(fn) + ": params['grad'] must be None or 'input'.");
-        p.grad = true;
-    }
+    param_pair(params, "kernel", p.kh, p.kw, fn, true);
+    param_pair(params, "stride", p.sh, p.sw, fn, true);
+    p.grad = param_grad(params, {"input"}, fn, "None or 'input'") == 0;
     const Py_ssize_t want = p.grad && p.max ? 2 : 1;
-    if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != want)
-        throw type_error(std::string(fn) + ": inputs must be a tuple of " + std::to_string(want) + " Ref(s).");
+    fused_inputs(inputs, want, want, fn, want == 2 ? "a tuple of 2 Refs" : "a tuple of 1 Ref");
     View va, vb, vo;
-    parse(PyTuple_GET_ITEM(inputs.ptr(), 0), va, fn);
-    if (want == 2) parse(PyTuple_GET_ITEM(inputs.ptr(), 1), vb, fn);
+    parse(input(inputs, 0), va, fn);
+    if (want == 2) parse(input(inputs, 1), vb, fn);
     parse(out.ptr(), vo, fn);
     maybe_release(vo.size + va.size, [&] { run_pool2d(p, va, want == 2 ? &vb : nullptr, vo); });
 }
@@ -611,38 +605,43 @@ void py_fused_pool(int code, nb::handle inputs, nb::handle out, nb::handle param
 void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle params) {
     int code = g_fused.lookup(op.ptr());
     if (code == FU_MAX_POOL2D || code == FU_AVG_POOL2D) return py_fused_pool(code, inputs, out, params);
+    if (code == FU_ADAM) return py_fused_adam(inputs, out, params);
+    if (code == FU_CONV2D) return py_fused_conv2d(inputs, out, params);
     if (code == FU_COUNT_NONZERO || code == FU_MINMAX || code == FU_NONZERO) {
         const char* fn = code == FU_MINMAX    ? "fused minmax"
                          : code == FU_NONZERO ? "fused nonzero"
                                               : "fused count_nonzero";
-        if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 1)
-            throw type_error(std::string(fn) + ": inputs must be a tuple (x,).");
-        View vx, vo;
-        parse(PyTuple_GET_ITEM(inputs.ptr(), 0), vx, fn);
-        parse(out.ptr(), vo, fn);
+        fused_inputs(inputs, 1, 1, fn, "a tuple (x,)");
+        auto [vx, vo] = views(fn, input(inputs, 0), out);
         if (code == FU_MINMAX) return maybe_release(vx.size, [&] { run_minmax(vx, vo); });
         if (code == FU_NONZERO) return maybe_release(vx.size, [&] { run_nonzero(vx, vo); });
         return maybe_release(vx.size, [&] { run_count_nonzero(vx, vo); });
     }
+    if (code == FU_TAKE_AXIS || code == FU_PUT_AXIS) {
+        // fused("take_axis", (x, indices), out, {}) and fused("put_axis", (indices, values), out,
+        // {}): src/driver.h; put_axis writes `out` in place
+        const char* fn = code == FU_TAKE_AXIS ? "fused take_axis" : "fused put_axis";
+        fused_inputs(inputs, 2, 2, fn, "a tuple of 2 Refs");
+        auto [v0, v1, vo] = views(fn, input(inputs, 0), input(inputs, 1), out);
+        if (code == FU_TAKE_AXIS) return maybe_release(vo.size, [&] { run_take_axis(v0, v1, vo); });
+        return maybe_release(v1.size, [&] { run_put_axis(vo, v0, v1); });
+    }
     if (code == FU_SEARCHSORTED) {
         const char* fn = "fused searchsorted";
-        if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 2)
-            throw type_error("fused searchsorted: inputs must be a tuple (a, v).");
-        PyObject* r = PyDict_Check(params.ptr()) ? PyDict_GetItemString(params.ptr(), "right") : nullptr;
+        fused_inputs(inputs, 2, 2, fn, "a tuple (a, v)");
+        PyObject* r = param(params, "right");
         if (!r || !PyBool_Check(r)) throw type_error("fused searchsorted: params['right'] must be a bool.");
-        auto [va, vv, vo] = views(fn, PyTuple_GET_ITEM(inputs.ptr(), 0), PyTuple_GET_ITEM(inputs.ptr(), 1), out);
+        auto [va, vv, vo] = views(fn, input(inputs, 0), input(inputs, 1), out);
         return maybe_release(vv.size, [&] { run_searchsorted(va, vv, vo, r == Py_True); });
     }
     if (code == FU_CLIP) {
-        if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 1)
-            throw type_error("fused clip: inputs must be a tuple (x,).");
-        auto [vx, vo] = views("fused clip", PyTuple_GET_ITEM(inputs.ptr(), 0), out);
-        PyObject* d = PyDict_Check(params.ptr()) ? params.ptr() : nullptr;
+        fused_inputs(inputs, 1, 1, "fused clip", "a tuple (x,)");
+        auto [vx, vo] = views("fused clip", input(inputs, 0), out);
         double bound[2] = {0, 0};
         bool has[2] = {false, false};
         const char* keys[2] = {"min", "max"};
         for (int j = 0; j < 2; ++j) {
-            PyObject* o = d ? PyDict_GetItemString(d, keys[j]) : nullptr;
+            PyObject* o = param(params, keys[j]);
             if (!o) throw type_error("fused clip: params must hold 'min' and 'max' (floats or None).");
             if (o == Py_None) continue;
             if (!PyFloat_Check(o)) throw type_error(std::string("fused clip: params['") + keys[j] + "'] must be a float or None.");
@@ -652,34 +651,30 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
         return maybe_release(vx.size, [&] { run_clip(vx, vo, has[0], bound[0], has[1], bound[1]); });
     }
     if (code == FU_NLL) {
-        if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 2)
-            throw type_error("fused nll: inputs must be a tuple (x, target).");
-        PyObject* r = PyDict_Check(params.ptr()) ? PyDict_GetItemString(params.ptr(), "reduction") : nullptr;
+        fused_inputs(inputs, 2, 2, "fused nll", "a tuple (x, target)");
+        PyObject* r = param(params, "reduction");
         const char* red = r && PyUnicode_Check(r) ? PyUnicode_AsUTF8(r) : "";
         const NllReduction how = std::strcmp(red, "none") == 0  ? NLL_NONE
                                  : std::strcmp(red, "sum") == 0 ? NLL_SUM
                                  : std::strcmp(red, "mean") == 0 ? NLL_MEAN
                                                                  : NllReduction(-1);
         if (how < 0) throw type_error("fused nll: params['reduction'] must be 'none', 'sum' or 'mean'.");
-        auto [vx, vt, vo] = views("fused nll", PyTuple_GET_ITEM(inputs.ptr(), 0), PyTuple_GET_ITEM(inputs.ptr(), 1), out);
+        auto [vx, vt, vo] = views("fused nll", input(inputs, 0), input(inputs, 1), out);
         return maybe_release(vt.size * 16, [&] { run_nll(vx, vt, how, vo); });
     }
     if (code == FU_SUMSQ) {
-        const Py_ssize_t n = PyTuple_Check(inputs.ptr()) ? PyTuple_GET_SIZE(inputs.ptr()) : -1;
-        if (n != 1 && n != 2) throw type_error("fused sumsq: inputs must be a tuple (x,) or (x, centre).");
+        const Py_ssize_t n = fused_inputs(inputs, 1, 2, "fused sumsq", "a tuple (x,) or (x, centre)");
         View vx, vc, vo;
-        parse(PyTuple_GET_ITEM(inputs.ptr(), 0), vx, "fused sumsq");
-        if (n == 2) parse(PyTuple_GET_ITEM(inputs.ptr(), 1), vc, "fused sumsq");
+        parse(input(inputs, 0), vx, "fused sumsq");
+        if (n == 2) parse(input(inputs, 1), vc, "fused sumsq");
         parse(out.ptr(), vo, "fused sumsq");
         return maybe_release(vx.size, [&] { run_sumsq(vx, n == 2 ? &vc : nullptr, vo); });
     }
     if (code == FU_ARANGE) {
-        if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 0)
-            throw type_error("fused arange: inputs must be ().");
+        fused_inputs(inputs, 0, 0, "fused arange", "()");
         auto [vo] = views("fused arange", out);
-        PyObject* d = PyDict_Check(params.ptr()) ? params.ptr() : nullptr;
-        PyObject* a = d ? PyDict_GetItemString(d, "start") : nullptr;
-        PyObject* b = d ? PyDict_GetItemString(d, "step") : nullptr;
+        PyObject* a = param(params, "start");
+        PyObject* b = param(params, "step");
         const bool integral = vo.dtype >= I8 && vo.dtype <= U64;
         auto is_num = [&](PyObject* o) { return o && (integral ? PyLong_Check(o) : PyFloat_Check(o)); };
         if (!is_num(a) || !is_num(b))
@@ -698,14 +693,12 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
         return maybe_release(vo.size, [&] { run_arange(vo, fs, fd, is, id); });
     }
     if (code == FU_UNIFORM) {
-        if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 0)
-            throw type_error("fused uniform: inputs must be ().");
+        fused_inputs(inputs, 0, 0, "fused uniform", "()");
         auto [vo] = views("fused uniform", out);
-        PyObject* d = PyDict_Check(params.ptr()) ? params.ptr() : nullptr;
-        PyObject* key = d ? PyDict_GetItemString(d, "key") : nullptr;
-        PyObject* ctr = d ? PyDict_GetItemString(d, "counter") : nullptr;
-        PyObject* lo = d ? PyDict_GetItemString(d, "low") : nullptr;
-        PyObject* hi = d ? PyDict_GetItemString(d, "high") : nullptr;
+        PyObject* key = param(params, "key");
+        PyObject* ctr = param(params, "counter");
+        PyObject* lo = param(params, "low");
+        PyObject* hi = param(params, "high");
         if (!key || !ctr || !PyLong_Check(key) || !PyLong_Check(ctr) || !lo || !hi || !PyFloat_Check(lo) ||
             !PyFloat_Check(hi))
             throw type_error("fused uniform: params must hold ints 'key' and 'counter' and floats 'low' and 'high'.");
@@ -723,17 +716,15 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
     }
     if (code == FU_BATCH_NORM) {
         const char* fn = "fused batch_norm";
-        if (!PyTuple_Check(inputs.ptr()) || PyTuple_GET_SIZE(inputs.ptr()) != 5)
-            throw type_error("fused batch_norm: inputs must be a tuple (x, mean, var, weight or None, bias or None).");
-        PyObject* e = PyDict_Check(params.ptr()) ? PyDict_GetItemString(params.ptr(), "eps") : nullptr;
+        fused_inputs(inputs, 5, 5, fn, "a tuple (x, mean, var, weight or None, bias or None)");
+        PyObject* e = param(params, "eps");
         if (!e || !PyFloat_Check(e)) throw type_error("fused batch_norm: params['eps'] must be a float.");
         const double eps = PyFloat_AsDouble(e);
         View v[5], vo;
         bool given[5] = {};
         for (int j = 0; j < 5; ++j) {
-            PyObject* item = PyTuple_GET_ITEM(inputs.ptr(), j);
-            if (j >= 3 && item == Py_None) continue;
-            parse(item, v[j], fn);
+            if (j >= 3 && input(inputs, j) == Py_None) continue;
+            parse(input(inputs, j), v[j], fn);
             given[j] = true;
         }
         parse(out.ptr(), vo, fn);
@@ -741,25 +732,15 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
             run_batch_norm(v[0], v[1], v[2], given[3] ? &v[3] : nullptr, given[4] ? &v[4] : nullptr, eps, vo);
         });
     }
-    if (code == FU_TAKE_AXIS || code == FU_PUT_AXIS) return py_fused_index(code, inputs, out);
-    if (code == FU_ADAM) return py_fused_adam(inputs, out, params);
-    if (code == FU_CONV2D) return py_fused_conv2d(inputs, out, params);
-    nb::tuple in = nb::borrow<nb::tuple>(inputs);
-    if (!PyTuple_Check(inputs.ptr()) || in.size() < 1) throw type_error("fused: inputs must be a tuple (x, ...).");
+    // the row ops (softmax, log_softmax, logsumexp, layer_norm): (x, weight or None, bias or None)
+    const Py_ssize_t n = fused_inputs(inputs, 1, 3, "fused", "a tuple (x, ...)");
     View vx, vo, vw, vb;
-    parse(in[0].ptr(), vx, "fused");
+    parse(input(inputs, 0), vx, "fused");
     parse(out.ptr(), vo, "fused");
-    const bool hw = in.size() > 1 && !in[1].is_none(), hb = in.size() > 2 && !in[2].is_none();
-    if (hw) parse(in[1].ptr(), vw, "fused");
-    if (hb) parse(in[2].ptr(), vb, "fused");
-    double eps = 1e-5;
-    if (PyDict_Check(params.ptr())) {
-        PyObject* e = PyDict_GetItemString(params.ptr(), "eps");
-        if (e) {
-            eps = PyFloat_AsDouble(e);
-            if (eps == -1.0 && PyErr_Occurred()) raise_current();
-        }
-    }
+    const bool hw = n > 1 && input(inputs, 1) != Py_None, hb = n > 2 && input(inputs, 2) != Py_None;
+    if (hw) parse(input(inputs, 1), vw, "fused");
+    if (hb) parse(input(inputs, 2), vb, "fused");
+    const double eps = param_number(params, "eps", 1e-5, "fused");
     maybe_release(vx.size * 8, [&] { run_fused(code, vx, hw ? &vw : nullptr, hb ? &vb : nullptr, eps, vo); });
 }
 

@@ -557,3 +557,37 @@ def test_nll_kernel_checks():
         be.fused("nll", (e, held(nd.empty((0,), dtype=nd.int64, device="cpu"))), out1._ref, {"reduction": "sum"})
     with pytest.raises(TypeError, match="inputs"):
         be.fused("nll", (x._ref,), out2._ref, {"reduction": "none"})
+
+
+def test_every_fused_op_refuses_malformed_inputs_and_params():
+    """Each fused op the cpu backend declares, called with inputs that are no tuple, a tuple of
+    the wrong length, or params of the wrong type: a Python error naming the op, never a crash
+    (one parsing path in module.cc serves them all)."""
+    be = nd.asarray([1], device="cpu").device.backend
+    ops = sorted(c.removeprefix("fused:") for c in be.capabilities if c.startswith("fused:"))
+    xa, outa = nd.ones((2, 3, 4, 4), device="cpu"), nd.zeros((2, 3, 4, 4), device="cpu")
+    x, out = xa._ref, outa._ref
+    too_many = (x,) * 6
+    for op in ops:
+        name = "fused" if op in ("softmax", "log_softmax", "logsumexp", "layer_norm") else f"fused {op}"
+        for inputs in (x, too_many):
+            with pytest.raises(TypeError, match=f"{name}: inputs must be"):
+                be.fused(op, inputs, out, {"kernel": (2, 2), "stride": (2, 2)})
+    bad_params = {  # op: (inputs, params, error, message)
+        "adam": ((x, x, x), {"lr": "fast"}, TypeError, r"fused adam: params\['lr'\] must be a number"),
+        "conv2d": ((x, x), {"stride": 1}, TypeError, r"fused conv2d: params\['stride'\] must be a pair of ints"),
+        "conv2d ": ((x, x), {"grad": "everything"}, ValueError, r"fused conv2d: params\['grad'\] must be None, 'in"),
+        "max_pool2d": ((x,), {"kernel": (2, 2)}, TypeError, r"fused max_pool2d: params\['stride'\] must be a pair"),
+        "avg_pool2d": ((x,), {"kernel": (2, 2), "stride": (2, 2), "grad": 3}, ValueError, r"params\['grad'\] must be"),
+        "searchsorted": ((x, x), {"right": 1}, TypeError, r"fused searchsorted: params\['right'\] must be a bool"),
+        "clip": ((x,), {"min": 0.0}, TypeError, "fused clip: params must hold 'min' and 'max'"),
+        "nll": ((x, x), {"reduction": "all"}, TypeError, r"fused nll: params\['reduction'\] must be"),
+        "arange": ((), {"start": 0, "step": 1}, TypeError, r"fused arange: params\['start'\] and params\['step'\]"),
+        "uniform": ((), {"key": 1, "counter": 0}, TypeError, "fused uniform: params must hold ints 'key'"),
+        "batch_norm": ((x, x, x, None, None), {"eps": "small"}, TypeError, r"fused batch_norm: params\['eps'\]"),
+        "layer_norm": ((x, None, None), {"eps": "small"}, TypeError, r"fused: params\['eps'\] must be a number"),
+    }
+    for op, (inputs, params, error, message) in bad_params.items():
+        with pytest.raises(error, match=message):
+            be.fused(op.strip(), inputs, out, params)
+    assert not nd.any(outa)  # nothing ran
