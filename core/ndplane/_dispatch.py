@@ -718,33 +718,66 @@ def fused_uniform(device: Device, dtype: _dtypes.DType, key: int, counter: int, 
     return out
 
 
+def _batch_norm_applies(op: str, x: Array, *per_channel: Array | None) -> bool:
+    """Whether ``fused:<op>`` of batch_norm takes ``x`` and its per-channel operands: the
+    backend has it, x is float32/float64, each operand (shape (C,), or (k, C) for a stack of
+    coefficients) has x's dtype and device, and no gradient is to be recorded."""
+    st = x._storage
+    if f"fused:{op}" not in st.backend.capabilities or x.dtype not in (_dtypes.float32, _dtypes.float64):
+        return False
+    given = [a for a in per_channel if a is not None]
+    c = x.shape[1]
+    if any(type(a) is not Array or a.dtype is not x.dtype or a.shape[-1:] != (c,) or a.ndim > 2
+           or a._storage.device is not st.device for a in given):  # fmt: skip
+        return False
+    return not (_graph.is_grad_enabled() and any(a.requires_grad for a in (x, *given)))
+
+
+def _planes(x: Array, r: Ref) -> Ref:
+    """A C-contiguous Ref of ``x``'s shape as (batch, channels, the rest): the layout the fused
+    batch_norm kernels take."""
+    shape = (x.shape[0], x.shape[1], _layout.prod(x.shape[2:]))
+    return Ref(r.buffer, x.dtype, shape, _layout.contiguous_strides(shape), r.offset, x.size, True)
+
+
 def fused_batch_norm(x: Array, mean: Array, var: Array, weight: Array | None, bias: Array | None,
                      eps: float) -> Array | None:  # fmt: skip
     """``nn.functional.batch_norm`` outside training through the backend's ``fused:batch_norm``
     where it applies (float32/float64, every statistic an array of ``x``'s dtype and device of
     shape (C,), no gradient to record); None where it does not (the caller runs the composite)."""
+    if not _batch_norm_applies("batch_norm", x, mean, var, weight, bias) or mean.ndim != 1 or var.ndim != 1 \
+            or any(a is not None and a.ndim != 1 for a in (weight, bias)):  # fmt: skip
+        return None
     st = x._storage
-    backend = st.backend
-    if "fused:batch_norm" not in backend.capabilities or x.dtype not in (_dtypes.float32, _dtypes.float64):
-        return None
-    c = x.shape[1]
-    stats = [a for a in (mean, var, weight, bias) if a is not None]
-    if any(type(a) is not Array or a.dtype is not x.dtype or a.shape != (c,) or a._storage.device is not st.device
-           for a in stats):  # fmt: skip
-        return None
-    if _graph.is_grad_enabled() and any(a.requires_grad for a in (x, *stats)):
-        return None
-    out = _out(st.device, backend, x.dtype, x.shape, x.size)
+    out = _out(st.device, st.backend, x.dtype, x.shape, x.size)
     if x.size:
         keep: list[Array] = []
-        shape = (x.shape[0], c, x.size // (x.shape[0] * c))  # (batch, channels, the rest)
-        strides = _layout.contiguous_strides(shape)
-
-        def planes(r: Ref) -> Ref:
-            return Ref(r.buffer, x.dtype, shape, strides, r.offset, x.size, True)
-
         refs = tuple(None if v is None else _flat(v, keep) for v in (mean, var, weight, bias))
-        backend.fused("batch_norm", (planes(compact_ref(x, keep)), *refs), planes(out._ref), {"eps": float(eps)})
+        st.backend.fused("batch_norm", (_planes(x, compact_ref(x, keep)), *refs), _planes(x, out._ref), {"eps": float(eps)})
+    return out
+
+
+def fused_batch_norm_grad(x: Array, g: Array, mean: Array, coef: Array | None = None) -> Array | None:
+    """Training ``batch_norm``'s backward through the backend's ``fused:batch_norm_grad`` where
+    it applies (as :func:`fused_batch_norm`; ``g`` of ``x``'s shape, dtype and device). Without
+    ``coef``: the (2, C) sums of ``g`` and of ``g * (x - mean)`` over every axis but 1. With
+    ``coef`` (3, C) = (c0, c1, c2): ``((g - c0) - (x - mean) * c1) * c2``, the three broadcast
+    along axis 1, bit for bit those broadcast ops. None where it does not apply."""
+    if not _batch_norm_applies("batch_norm_grad", x, mean, coef) or mean.ndim != 1:
+        return None
+    if type(g) is not Array or g.shape != x.shape or g.dtype is not x.dtype or g._storage.device is not x._storage.device:
+        return None
+    if (coef is not None and coef.shape != (3, x.shape[1])) or (_graph.is_grad_enabled() and g.requires_grad):
+        return None
+    st = x._storage
+    shape = x.shape if coef is not None else (2, x.shape[1])
+    out = _out(st.device, st.backend, x.dtype, shape, _layout.prod(shape))
+    keep: list[Array] = []
+    inputs = [_planes(x, compact_ref(x, keep)), _planes(x, compact_ref(g, keep)), _flat(mean, keep)]
+    if coef is not None:
+        inputs.append(compact_ref(coef, keep))
+    ref = _planes(x, out._ref) if coef is not None else out._ref
+    st.backend.fused("batch_norm_grad", tuple(inputs), ref, {"part": "sums" if coef is None else "input"})
     return out
 
 

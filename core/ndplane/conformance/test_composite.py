@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import ndplane as nd
+from ndplane import _dispatch
 from ndplane.composite import conv2d, layer_norm, log_softmax, logsumexp, softmax
 from ndplane.conformance import _helpers as h
 
@@ -287,6 +288,73 @@ def test_batch_norm_inference_bit_for_bit(device: nd.Device, shape: tuple[int, .
                     assert np.array_equal(h.host(got), want), f"{dtype.name} {name} w={w is not None} b={b is not None}"
                 else:
                     h.assert_same(got, want, dtype, scale=8)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (4, 3, 6), (3, 3, 5, 7), (2, 3, 70, 40), (0, 3, 4)])
+def test_batch_norm_training_gradients(device: nd.Device, shape: tuple[int, ...]) -> None:
+    """Training ``batch_norm``'s gradients for x, weight and bias against the float64 rule, with
+    x contiguous, transposed and reversed and the cotangent dense or broadcast (sum's gradient),
+    on either road (a backend's ``fused:batch_norm_grad`` or the composite). Where the backend
+    declares it: its sums against float64 and its gradient part bit for bit the broadcast ops."""
+    rng = np.random.default_rng(13)
+    axes = (0, *range(2, len(shape)))
+    bshape = (1, 3) + (1,) * (len(shape) - 2)
+    fused = "fused:batch_norm_grad" in device.backend.capabilities
+    for dtype in h.supported(device, ("float",)):
+        if dtype not in (nd.float32, nd.float64):
+            continue
+        npd = h.np_dtype(dtype)
+        x = (rng.standard_normal(shape) * 3 + 2).astype(npd)
+        w, b = rng.standard_normal(3).astype(npd), rng.standard_normal(3).astype(npd)
+        views = [("contiguous", x, lambda a: a)]
+        if len(shape) == 4 and x.size:
+            views += [("transposed", x, lambda a: nd.permute_dims(nd.permute_dims(a, (0, 1, 3, 2)) * 1, (0, 1, 3, 2))),
+                      ("reversed", x, lambda a: nd.flip(nd.flip(a, axis=2) * 1, axis=2))]  # fmt: skip
+        for dense in (True, False):
+            g = rng.standard_normal(shape).astype(npd) if dense else np.ones(shape, npd)
+            # the rule in float64: d = x - mean, gx = ((g - sum(g) / n) - d * rstd**2 * sum(g d) / n) * w * rstd
+            x64, g64 = x.astype(np.float64), g.astype(np.float64)
+            n = max(x.size // 3, 1)
+            d = x64 - x64.mean(axis=axes, keepdims=True) if x.size else x64
+            rstd = 1 / np.sqrt((d * d).mean(axis=axes, keepdims=True) + 1e-5) if x.size else np.ones(bshape)
+            gb, dot = g64.sum(axis=axes), (g64 * d).sum(axis=axes)
+            gw = dot * rstd.reshape(3)
+            gx = ((g64 - gb.reshape(bshape) / n) - d * rstd**2 * dot.reshape(bshape) / n) * w.reshape(bshape) * rstd
+            for name, _, view in views:
+                leaf = nd.asarray(x, device=device, requires_grad=True)
+                wa, ba = (nd.asarray(v, device=device, requires_grad=True) for v in (w, b))
+                y = nd.nn.functional.batch_norm(view(leaf), None, None, wa, ba, training=True)
+                if dense:
+                    y.backward(nd.asarray(g, device=device))
+                else:
+                    nd.sum(y).backward()
+                # NOTE: the sums cancel (sum(g * d) of a constant g is 0): their error is relative
+                # to the sum of the magnitudes, not to the result
+                eps = float(np.finfo(npd).eps)
+                rtol = 64 * eps
+                mag = (np.abs(g64) * np.abs(d)).sum(axis=axes) * rstd.reshape(3), np.abs(g64).sum(axis=axes)
+                assert leaf.grad is not None and wa.grad is not None and ba.grad is not None
+                for got, want, what, atol in ((leaf.grad, gx, "x", 64 * eps * float(np.abs(gx).max(initial=1))),
+                                              (wa.grad, gw, "weight", 8 * eps * float(mag[0].max(initial=0))),
+                                              (ba.grad, gb, "bias", 8 * eps * float(mag[1].max(initial=0)))):  # fmt: skip
+                    h.assert_same(got, want.astype(npd), dtype, tol=(rtol, atol), msg=f"{dtype.name} {name} {what}: ")
+        if not fused or not x.size:
+            continue
+        xs, gs = nd.asarray(x, device=device), nd.asarray(g, device=device)
+        mean = nd.asarray(x.mean(axis=axes).astype(npd), device=device)
+        sums = _dispatch.fused_batch_norm_grad(xs, gs, mean)
+        assert sums is not None, "the backend declares fused:batch_norm_grad, yet the core did not take it"
+        d64 = x.astype(np.float64) - x.mean(axis=axes).astype(npd).astype(np.float64).reshape(bshape)
+        want_sums = np.stack([g.astype(np.float64).sum(axis=axes), (g.astype(np.float64) * d64).sum(axis=axes)])
+        atol = 8 * float(np.finfo(npd).eps) * float((np.abs(g) * np.abs(d64)).sum(axis=axes).max())
+        h.assert_same(sums, want_sums.astype(npd), dtype, tol=(64 * float(np.finfo(npd).eps), atol),
+                      msg=f"{dtype.name} sums: ")  # fmt: skip
+        coef = rng.standard_normal((3, 3)).astype(npd)
+        part = _dispatch.fused_batch_norm_grad(xs, gs, mean, nd.asarray(coef, device=device))
+        assert part is not None
+        m = x.mean(axis=axes).astype(npd).reshape(bshape)
+        c0, c1, c2 = (coef[i].reshape(bshape) for i in range(3))
+        assert np.array_equal(h.host(part), ((g - c0) - (x - m) * c1) * c2), f"{dtype.name} gradient part"
 
 
 @pytest.mark.parametrize("shape", [(7,), (2, 3), (0,), ()])

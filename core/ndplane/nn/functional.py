@@ -301,9 +301,11 @@ def batch_norm(x: Array, running_mean: Array | None, running_var: Array | None, 
 
 
 def _batch_norm_vjp(g: Array, node: _graph.Node) -> tuple[Array | None, ...]:
-    """Training-mode ``batch_norm``: with ``xhat = (x - mean) * rstd`` over the batch and spatial
-    axes, ``gbias = sum(g)``, ``gweight = sum(g * xhat)`` and ``gx = weight * rstd * (g -
-    gbias / n - xhat * gweight / n)`` per channel (the batch statistics depend on ``x``)."""
+    """Training-mode ``batch_norm``: with ``d = x - mean`` over the batch and spatial axes,
+    ``gbias = sum(g)``, ``gweight = sum(g * d) * rstd`` and ``gx = ((g - gbias / n) - d * (rstd *
+    gweight / n)) * weight * rstd`` per channel (the batch statistics depend on ``x``). The two
+    sums and ``gx`` are one pass each through a backend's ``fused:batch_norm_grad`` (as
+    PyTorch's CPU kernel), else these broadcast ops; the same rule under create_graph."""
     saved = node.saved_values()
     x, mean, rstd = saved[:3]
     weight = saved[3] if len(saved) > 3 else None
@@ -314,14 +316,24 @@ def _batch_norm_vjp(g: Array, node: _graph.Node) -> tuple[Array | None, ...]:
         mean, var = _statistical.moments(x, axes, 0, False, "batch_norm")
         mean = nd.reshape(mean, (x.shape[1],))
         rstd = 1.0 / nd.sqrt(var + eps)
-    n = x.size // x.shape[1]
-    xhat = (x - nd.reshape(mean, shape)) * nd.reshape(rstd, shape)
-    gb = nd.sum(g, axis=axes)
-    gw = nd.sum(g * xhat, axis=axes)
+    n = x.size // x.shape[1] if x.shape[1] else 0
+    # NOTE: a broadcast cotangent (sum's gradient) copied once here, not by each fused pass
+    g = _dispatch.compact(g)
+    sums = _dispatch.fused_batch_norm_grad(x, g, mean)
+    d = None
+    if sums is None:
+        d = x - nd.reshape(mean, shape)
+        gb, dot = nd.sum(g, axis=axes), nd.sum(g * d, axis=axes)
+    else:
+        gb, dot = sums[0], sums[1]
+    gw = dot * rstd if n else dot  # an empty batch: sums of none, 0 (its statistics are NaN)
     gx = None
     if ix is not None:
-        k = rstd if weight is None else rstd * weight
-        gx = (g - xhat * nd.reshape(gw / n, shape) - nd.reshape(gb / n, shape)) * nd.reshape(k, shape)
+        c0, c1, c2 = gb / n, rstd * gw / n, rstd if weight is None else rstd * weight
+        gx = _dispatch.fused_batch_norm_grad(x, g, mean, nd.stack((c0, c1, c2)))
+        if gx is None:
+            d = x - nd.reshape(mean, shape) if d is None else d
+            gx = ((g - nd.reshape(c0, shape)) - d * nd.reshape(c1, shape)) * nd.reshape(c2, shape)
     return gx, (gw if iw is not None else None), (gb if ib is not None else None)
 
 

@@ -35,7 +35,8 @@ void run_scatter_add(const View& out, const View& indices, const View& values);
 // in place (the last k wins).
 enum IndexFused : int {
     FU_TAKE_AXIS = 70, FU_PUT_AXIS = 71, FU_COUNT_NONZERO = 74, FU_MINMAX = 75, FU_NONZERO = 76,
-    FU_SEARCHSORTED = 77, FU_ARANGE = 78, FU_SUMSQ = 79, FU_CLIP = 80, FU_NLL = 81, FU_UNIFORM = 82, FU_BATCH_NORM = 83
+    FU_SEARCHSORTED = 77, FU_ARANGE = 78, FU_SUMSQ = 79, FU_CLIP = 80, FU_NLL = 81, FU_UNIFORM = 82, FU_BATCH_NORM = 83,
+    FU_BATCH_NORM_GRAD = 84
 };
 // fused nll (index.cc): x (M, K) of a real float dtype and any strides, target (M,) integer (each in
 // [0, K), else index_error); out (M,) = -x[m, target[m]] or (1,) = their sum (/ M for the mean).
@@ -70,6 +71,11 @@ void run_uniform(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, double scale, d
 // optional weight and bias (C,) of x's dtype: out = x * s[c] + t[c], the composite's inference rule.
 void run_batch_norm(const View& x, const View& mean, const View& var, const View* weight, const View* bias,
                     double eps, const View& out);
+// fused batch_norm_grad (index.cc), training batch_norm's backward: x and g (A, C, B) C-contiguous
+// float32/float64, mean (C,). With `coef` null, out (2, C) = (the sum of g, the sum of g * (x -
+// mean)) over A and B per channel; with coef (3, C) = (c0, c1, c2), out (A, C, B) = ((g - c0) - (x -
+// mean) * c1) * c2 per channel, bit for bit the composite's broadcast passes.
+void run_batch_norm_grad(const View& x, const View& g, const View& mean, const View* coef, const View& out);
 // fused arange (index.cc): out (N,) contiguous, integer or real floating: out[i] = i * step +
 // start in float64 (rounded once), or istart + i * istep in wrapping int64 for integers.
 void run_arange(const View& out, double start, double step, int64_t istart, int64_t istep);

@@ -640,4 +640,159 @@ void run_batch_norm(const View& x, const View& mean, const View& var, const View
     });
 }
 
+namespace {
+
+// The sum of g and of g * (x - m) over a run of n, in chunks of 2048: each chunk summed in two
+// accumulators of 32-byte GCC vectors (independent lanes: no reassociation), the lanes and the
+// chunks in double.
+template <class T> void run_sums(const T* g, const T* x, T m, int64_t n, double& s0, double& s1) {
+    typedef T V __attribute__((vector_size(32)));
+    constexpr int64_t L = sizeof(V) / sizeof(T), CHUNK = 2048;
+    const auto load = [](const T* p) {
+        V v;
+        std::memcpy(&v, p, sizeof(V));
+        return v;
+    };
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        const int64_t e = std::min(n, i0 + CHUNK);
+        V a0 = {}, b0 = {}, a1 = {}, b1 = {};
+        int64_t i = i0;
+        for (; i + 2 * L <= e; i += 2 * L) {
+            const V g0 = load(g + i), g1 = load(g + i + L);
+            a0 += g0;
+            b0 += g1;
+            a1 += g0 * (load(x + i) - m);
+            b1 += g1 * (load(x + i + L) - m);
+        }
+        T l0[L], l1[L], m0[L], m1[L];
+        std::memcpy(l0, &a0, sizeof(V));
+        std::memcpy(m0, &b0, sizeof(V));
+        std::memcpy(l1, &a1, sizeof(V));
+        std::memcpy(m1, &b1, sizeof(V));
+        double c0 = 0, c1 = 0;
+        for (int64_t j = 0; j < L; ++j) {
+            c0 += static_cast<double>(l0[j]) + static_cast<double>(m0[j]);
+            c1 += static_cast<double>(l1[j]) + static_cast<double>(m1[j]);
+        }
+        for (; i < e; ++i) {
+            const T d = x[i] - m;
+            c0 += g[i];
+            c1 += static_cast<double>(static_cast<T>(g[i] * d));
+        }
+        s0 += c0;
+        s1 += c1;
+    }
+}
+
+// ((g - c0) - (x - m) * c1) * c2 over a run of n, each step rounded to T as the binary kernels
+// round it (-ffp-contract=off: no FMA), so bit for bit the composite's broadcast passes. ROW: a
+// row of C, the per-channel values read along it; else one plane, one value of each.
+template <class T, bool ROW>
+void grad_run(const T* x, const T* g, T* o, int64_t n, const T* m, const T* c0, const T* c1, const T* c2) {
+    typedef T V __attribute__((vector_size(32)));
+    constexpr int64_t L = sizeof(V) / sizeof(T);
+    const auto load = [](const T* p) {
+        V v;
+        std::memcpy(&v, p, sizeof(V));
+        return v;
+    };
+    const auto at = [&](const T* p, int64_t i) {
+        if constexpr (ROW) return p[i];
+        else return p[0];
+    };
+    int64_t i = 0;
+    for (; i + L <= n; i += L) {
+        V r;
+        if constexpr (ROW) r = ((load(g + i) - load(c0 + i)) - (load(x + i) - load(m + i)) * load(c1 + i)) * load(c2 + i);
+        else r = ((load(g + i) - *c0) - (load(x + i) - *m) * *c1) * *c2;
+        std::memcpy(o + i, &r, sizeof(V));
+    }
+    for (; i < n; ++i) {
+        const T d = x[i] - at(m, i), e = g[i] - at(c0, i), f = d * at(c1, i), h = e - f;
+        o[i] = h * at(c2, i);
+    }
+}
+
+}  // namespace
+
+// The sums: each plane (a, c) summed on its own (planes split across threads), then each
+// channel's planes added in order of a: the same numbers on any thread count. The input part:
+// one pass, in the composite's order of steps (grad_run).
+void run_batch_norm_grad(const View& x, const View& g, const View& mean, const View* coef, const View& out) {
+    const char* fn = "fused batch_norm_grad";
+    if (x.ndim != 3 || !is_c_contiguous(x) || !is_c_contiguous(g))
+        throw std::invalid_argument("fused batch_norm_grad: x and g must be C-contiguous (A, C, B).");
+    if (x.dtype != F32 && x.dtype != F64)
+        throw type_error(std::string("fused batch_norm_grad: x must be float32 or float64; got ") + DT_NAME[x.dtype] + ".");
+    require_same_shape(fn, x, g);
+    require_dtype(fn, "g", g, x.dtype);
+    const int64_t A = x.shape[0], C = x.shape[1], B = x.shape[2];
+    const auto per_channel = [&](const View& v, int64_t rows, const char* name) {
+        const bool ok = rows == 1 ? v.ndim == 1 && v.shape[0] == C && (C < 2 || v.strides[0] == 1)
+                                  : v.ndim == 2 && v.shape[0] == rows && v.shape[1] == C && is_c_contiguous(v);
+        if (!ok) {
+            const std::string n = std::to_string(rows), c = std::to_string(C);
+            throw std::invalid_argument(std::string("fused batch_norm_grad: ") + name + " must be contiguous of shape " +
+                                        (rows == 1 ? "(C,) = (" + c + ",)." : "(" + n + ", C) = (" + n + ", " + c + ")."));
+        }
+        require_dtype(fn, name, v, x.dtype);
+    };
+    per_channel(mean, 1, "mean");
+    if (coef) {
+        per_channel(*coef, 3, "coef");
+        require_same_shape(fn, x, out);
+        require_dtype(fn, "out", out, x.dtype);
+        if (!is_c_contiguous(out)) throw std::invalid_argument("fused batch_norm_grad: out must be C-contiguous.");
+        if (overlap(out, &x) || overlap(out, &g))
+            throw std::invalid_argument("fused batch_norm_grad: out must not overlap x or g.");
+    } else {
+        per_channel(out, 2, "out");
+    }
+    dispatch(x.dtype, [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+            const T* X = reinterpret_cast<const T*>(x.data);
+            const T* G = reinterpret_cast<const T*>(g.data);
+            const T* M = reinterpret_cast<const T*>(mean.data);
+            if (!coef) {
+                std::vector<double> part(static_cast<size_t>(2 * A * C));
+                parallel_range(A * C, std::max<int64_t>(1, GRAIN / std::max<int64_t>(B, 1)), [&](int64_t b, int64_t e) {
+                    for (int64_t p = b; p < e; ++p) {
+                        double s0 = 0, s1 = 0;
+                        run_sums(G + p * B, X + p * B, M[p % C], B, s0, s1);
+                        part[2 * p] = s0;
+                        part[2 * p + 1] = s1;
+                    }
+                });
+                T* O = reinterpret_cast<T*>(out.data);
+                for (int64_t c = 0; c < C; ++c) {
+                    double s0 = 0, s1 = 0;
+                    for (int64_t a = 0; a < A; ++a) {
+                        s0 += part[2 * (a * C + c)];
+                        s1 += part[2 * (a * C + c) + 1];
+                    }
+                    O[c] = static_cast<T>(s0);
+                    O[C + c] = static_cast<T>(s1);
+                }
+                return;
+            }
+            const T* K = reinterpret_cast<const T*>(coef->data);  // rows c0, c1, c2
+            T* O = reinterpret_cast<T*>(out.data);
+            if (B == 1) {  // rows of C, the per-channel operands read along the row
+                parallel_range(A, std::max<int64_t>(1, GRAIN / std::max<int64_t>(C, 1)), [&](int64_t b, int64_t e) {
+                    for (int64_t a = b; a < e; ++a)
+                        grad_run<T, true>(X + a * C, G + a * C, O + a * C, C, M, K, K + C, K + 2 * C);
+                });
+                return;
+            }
+            parallel_range(A * C, std::max<int64_t>(1, GRAIN / B), [&](int64_t b, int64_t e) {
+                for (int64_t p = b; p < e; ++p) {
+                    const int64_t c = p % C;
+                    grad_run<T, false>(X + p * B, G + p * B, O + p * B, B, M + c, K + c, K + C + c, K + 2 * C + c);
+                }
+            });
+        }
+    });
+}
+
 }  // namespace ndp

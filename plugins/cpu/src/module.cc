@@ -325,6 +325,7 @@ void init_op_tables() {
     g_fused.add("nll", FU_NLL);
     g_fused.add("uniform", FU_UNIFORM);
     g_fused.add("batch_norm", FU_BATCH_NORM);
+    g_fused.add("batch_norm_grad", FU_BATCH_NORM_GRAD);
     g_linalg.kind = "linalg";
     for (int i = 0; i < NLINALG; ++i) g_linalg.add(linalg_name(i), i);
     g_scan.add("cumulative_sum", S_CUMSUM);
@@ -731,6 +732,21 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
         return maybe_release(vo.size, [&] {
             run_batch_norm(v[0], v[1], v[2], given[3] ? &v[3] : nullptr, given[4] ? &v[4] : nullptr, eps, vo);
         });
+    }
+    if (code == FU_BATCH_NORM_GRAD) {
+        // params['part']: "sums" with inputs (x, g, mean), "input" with (x, g, mean, coef)
+        const char* fn = "fused batch_norm_grad";
+        PyObject* part = param(params, "part");
+        const char* s = part && PyUnicode_Check(part) ? PyUnicode_AsUTF8(part) : "";
+        if (!s) raise_current();
+        const bool grad_input = !std::strcmp(s, "input");
+        if (!grad_input && std::strcmp(s, "sums") != 0)
+            throw type_error("fused batch_norm_grad: params['part'] must be 'sums' or 'input'.");
+        fused_inputs(inputs, grad_input ? 4 : 3, grad_input ? 4 : 3, fn, grad_input ? "a tuple (x, g, mean, coef)" : "a tuple (x, g, mean)");
+        View v[4], vo;
+        for (int j = 0; j < (grad_input ? 4 : 3); ++j) parse(input(inputs, j), v[j], fn);
+        parse(out.ptr(), vo, fn);
+        return maybe_release(v[0].size * (grad_input ? 2 : 1), [&] { run_batch_norm_grad(v[0], v[1], v[2], grad_input ? &v[3] : nullptr, vo); });
     }
     // the row ops (softmax, log_softmax, logsumexp, layer_norm): (x, weight or None, bias or None)
     const Py_ssize_t n = fused_inputs(inputs, 1, 3, "fused", "a tuple (x, ...)");

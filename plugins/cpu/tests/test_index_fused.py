@@ -572,7 +572,7 @@ def test_every_fused_op_refuses_malformed_inputs_and_params():
         name = "fused" if op in ("softmax", "log_softmax", "logsumexp", "layer_norm") else f"fused {op}"
         for inputs in (x, too_many):
             with pytest.raises(TypeError, match=f"{name}: inputs must be"):
-                be.fused(op, inputs, out, {"kernel": (2, 2), "stride": (2, 2)})
+                be.fused(op, inputs, out, {"kernel": (2, 2), "stride": (2, 2), "part": "sums"})
     bad_params = {  # op: (inputs, params, error, message)
         "adam": ((x, x, x), {"lr": "fast"}, TypeError, r"fused adam: params\['lr'\] must be a number"),
         "conv2d": ((x, x), {"stride": 1}, TypeError, r"fused conv2d: params\['stride'\] must be a pair of ints"),
@@ -586,8 +586,34 @@ def test_every_fused_op_refuses_malformed_inputs_and_params():
         "uniform": ((), {"key": 1, "counter": 0}, TypeError, "fused uniform: params must hold ints 'key'"),
         "batch_norm": ((x, x, x, None, None), {"eps": "small"}, TypeError, r"fused batch_norm: params\['eps'\]"),
         "layer_norm": ((x, None, None), {"eps": "small"}, TypeError, r"fused: params\['eps'\] must be a number"),
+        "batch_norm_grad": ((x, x, x), {"part": "all"}, TypeError, r"fused batch_norm_grad: params\['part'\] must be"),
     }
     for op, (inputs, params, error, message) in bad_params.items():
         with pytest.raises(error, match=message):
             be.fused(op.strip(), inputs, out, params)
     assert not nd.any(outa)  # nothing ran
+
+
+def test_batch_norm_grad_kernel_checks():
+    """fused batch_norm_grad refuses what its kernel cannot take, before it runs."""
+    be = nd.asarray([1], device="cpu").device.backend
+    x, g = nd.ones((2, 3, 4), device="cpu"), nd.ones((2, 3, 4), device="cpu")
+    m, coef, sums = nd.zeros((3,), device="cpu"), nd.ones((3, 3), device="cpu"), nd.zeros((2, 3), device="cpu")
+    out = nd.zeros((2, 3, 4), device="cpu")
+    be.fused("batch_norm_grad", (x._ref, g._ref, m._ref), sums._ref, {"part": "sums"})
+    assert sums.tolist() == [[8.0] * 3, [8.0] * 3]  # the sum of g, and of g * (x - 0)
+    be.fused("batch_norm_grad", (x._ref, g._ref, m._ref, coef._ref), out._ref, {"part": "input"})
+    assert nd.all(out == -1)  # ((g - c0) - (x - mean) * c1) * c2 = ((1 - 1) - 1) * 1
+    cases = [
+        ((x._ref, g._ref, m._ref, coef._ref), sums._ref, "sums", TypeError, "inputs must be a tuple \\(x, g, mean\\)"),
+        ((x._ref, held(g[:, :, ::2]), m._ref), sums._ref, "sums", ValueError, "C-contiguous"),
+        ((x._ref, held(nd.astype(g, nd.float32)), m._ref), sums._ref, "sums", TypeError, "g of dtype float64"),
+        ((x._ref, g._ref, held(m[:2])), sums._ref, "sums", ValueError, "mean must be contiguous of shape \\(C,\\)"),
+        ((x._ref, g._ref, m._ref), held(sums[:1]), "sums", ValueError, "out must be contiguous of shape \\(2, C\\)"),
+        ((x._ref, g._ref, m._ref, held(coef[:2])), out._ref, "input", ValueError, "coef must be contiguous"),
+        ((x._ref, g._ref, m._ref, coef._ref), x._ref, "input", ValueError, "must not overlap"),
+        ((held(nd.astype(x, nd.int32)), g._ref, m._ref), sums._ref, "sums", TypeError, "float32 or float64"),
+    ]
+    for inputs, o, part, error, message in cases:
+        with pytest.raises(error, match=message):
+            be.fused("batch_norm_grad", inputs, o, {"part": part})
