@@ -179,10 +179,11 @@ class Generator:
         binary, cast = _dispatch.binary, _dispatch.cast
         # NOTE: (bits mod span) + low, computed modulo 2**W in an unsigned type of width W >= the
         # target's, then cast: exact for any low, and the modulo bias is at most span / 2**32.
+        # NOTE: low is added after the cast, in dt: the same bits (both wrap modulo 2**W), and no
+        # pass at all for low == 0, in place otherwise
         if span <= 1 << 32 and dt.itemsize <= 4:
             w = self.bits(n, device=dev)
             v = w if span == 1 << 32 else binary("remainder", w, span)
-            v = binary("add", v, low % (1 << 32))
         else:
             if span > 1 << 64:
                 raise ValueError("integers: the range must be at most 2**64 wide.")
@@ -191,9 +192,10 @@ class Generator:
             u64 = _dtypes.uint64
             w = binary("bitwise_or", binary("bitwise_left_shift", cast(pairs[:, 0], u64), 32), cast(pairs[:, 1], u64))
             v = w if span == 1 << 64 else binary("remainder", w, span)
-            v = binary("add", v, low % (1 << 64))
-
-        return _manipulation.reshape(cast(v, dt), dims)
+        v = cast(v, dt)
+        if low and not _dispatch.binary_inplace("add", v, low):
+            v = binary("add", v, low)
+        return _manipulation.reshape(v, dims)
 
     def permutation(self, n: int, *, device: str | Device | None = None) -> Array:
         """A random permutation of ``arange(n)`` (argsort of random keys).

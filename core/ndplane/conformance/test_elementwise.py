@@ -832,3 +832,29 @@ def test_clip(device: nd.Device) -> None:
         y = nd.asarray(f, device=device)
         h.assert_same(nd.clip(y, -1.0, 1.0), np.clip(f, -1.0, 1.0), dtype, signed_zeros=True)
         h.assert_same(nd.clip(y, -0.0, 0.0), np.clip(f, -0.0, 0.0), dtype)
+
+
+def test_integer_floor_divide_and_remainder_by_a_scalar(device: nd.Device) -> None:
+    """``x // d`` and ``x % d`` for one divisor (a broadcast scalar: the modulo of
+    ``Generator.integers``, index arithmetic) in every integer dtype, against NumPy: divisors
+    from 1 to the dtype's maximum (powers of two, their neighbours, random ones, negative ones),
+    dividends at both ends of the range, long enough for any vectorised or multiply-based road."""
+    rng = np.random.default_rng(17)
+    for dtype in h.supported(device, ("int", "uint")):
+        npd = h.np_dtype(dtype)
+        info = np.iinfo(npd)
+        a = rng.integers(info.min, info.max, size=300, dtype=npd, endpoint=True)
+        a[:4] = [info.min, info.max, 0, info.min + 1]
+        x = nd.asarray(a, device=device)
+        top = int(info.max)
+        divisors = {1, 2, 3, 7, 10, 127, top, top // 2, top // 2 + 1, top // 3 + 1}
+        divisors |= {1 << k for k in range(1, info.bits - (info.min < 0))} | {(1 << k) + 1 for k in range(1, info.bits - 1)}
+        divisors |= {int(v) for v in rng.integers(1, top, size=8, dtype=npd, endpoint=True)}
+        if info.min < 0:
+            divisors |= {-1, -3, -(1 << (info.bits - 2)), int(info.min)}
+        for d in sorted(v for v in divisors if info.min <= v <= top):
+            dd = np.array(d, dtype=npd)
+            with np.errstate(all="ignore"):
+                want_q, want_r = np.floor_divide(a, dd), np.remainder(a, dd)
+            h.assert_same(x // d, want_q, dtype, exact=True, msg=f"{dtype.name} // {d}: ")
+            h.assert_same(x % d, want_r, dtype, exact=True, msg=f"{dtype.name} % {d}: ")
