@@ -707,14 +707,14 @@ def fused_arange(n: int, dtype: _dtypes.DType, device: Device, start: int | floa
     return out
 
 
-def fused_uniform(device: Device, dtype: _dtypes.DType, key: int, counter: int, n: int, low: float,
-                  high: float) -> Array:  # fmt: skip
-    """``n`` uniforms in ``[low, high)`` of the float32/float64 ``dtype`` from the Philox stream at
-    ``(key, counter)``, made by the backend's ``fused:uniform`` (bit for bit what
-    :meth:`ndplane.random.Generator.uniform` composes); the caller checked the capability."""
-    out = empty((n,), dtype, device, "uniform")
+def fused_random(op: str, device: Device, dtype: _dtypes.DType, n: int, params: dict[str, Any]) -> Array:
+    """``n`` values of ``dtype`` made by the backend's ``fused:<op>`` from the Philox stream at
+    ``params["key"]``, ``params["counter"]``: ``uniform`` (``low``, ``high``: floats in [low,
+    high)) or ``integers`` (``top``, ``low``: integers in [low, low + top]), each bit for bit
+    what :class:`ndplane.random.Generator` composes; the caller checked the capability."""
+    out = empty((n,), dtype, device, op)
     if n:
-        device.backend.fused("uniform", (), out._ref, {"key": key, "counter": counter, "low": low, "high": high})
+        device.backend.fused(op, (), out._ref, params)
     return out
 
 

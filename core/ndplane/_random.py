@@ -115,7 +115,7 @@ class Generator:
         words = 2 * n if dt is _dtypes.float64 else n
         if dt in (_dtypes.float32, _dtypes.float64) and "fused:uniform" in dev.backend.capabilities:
             # NOTE: one pass, where the composite below is a uint32 array and eight kernels
-            u = _dispatch.fused_uniform(dev, dt, self.key, self.counter, n, low, high)
+            u = _dispatch.fused_random("uniform", dev, dt, n, {"key": self.key, "counter": self.counter, "low": low, "high": high})
             self._advance(words)
             return _manipulation.reshape(u, dims)
         binary, cast = _dispatch.binary, _dispatch.cast
@@ -176,18 +176,24 @@ class Generator:
         dims = _shape(shape)
         n = _layout.prod(dims)
         span = high - low
+        if span > 1 << 64:
+            raise ValueError("integers: the range must be at most 2**64 wide.")
+        narrow = span <= 1 << 32 and dt.itemsize <= 4  # one 32-bit word per value, else two
+        if "fused:integers" in dev.backend.capabilities:
+            # NOTE: the backend's one pass, bit for bit the composite below
+            params = {"key": self.key, "counter": self.counter, "top": span - 1, "low": low}
+            v = _dispatch.fused_random("integers", dev, dt, n, params)
+            self._advance(n if narrow else 2 * n)
+            return _manipulation.reshape(v, dims)
         binary, cast = _dispatch.binary, _dispatch.cast
         # NOTE: (bits mod span) + low, computed modulo 2**W in an unsigned type of width W >= the
         # target's, then cast: exact for any low, and the modulo bias is at most span / 2**32.
         # NOTE: low is added after the cast, in dt: the same bits (both wrap modulo 2**W), and no
         # pass at all for low == 0, in place otherwise
-        if span <= 1 << 32 and dt.itemsize <= 4:
+        if narrow:
             w = self.bits(n, device=dev)
             v = w if span == 1 << 32 else binary("remainder", w, span)
         else:
-            if span > 1 << 64:
-                raise ValueError("integers: the range must be at most 2**64 wide.")
-
             pairs = _manipulation.reshape(self.bits(2 * n, device=dev), (n, 2))
             u64 = _dtypes.uint64
             w = binary("bitwise_or", binary("bitwise_left_shift", cast(pairs[:, 0], u64), 32), cast(pairs[:, 1], u64))

@@ -124,6 +124,45 @@ def test_uniform_matches_its_algorithm(device: nd.Device, n: int) -> None:
                 assert rng.counter == (counter + -(-words // 4)) % 2**128
 
 
+def _integers_algorithm(words: np.ndarray, dtype: nd.DType, low: int, high: int) -> np.ndarray:
+    """Generator.integers' composite on the host: a 32-bit word per value where the span fits
+    in 32 bits and the dtype has at most 4 bytes, else (w[2i] << 32) | w[2i + 1]; that modulo the
+    span, plus low, modulo 2**64, truncated to ``dtype``."""
+    span = high - low
+    npd = h.np_dtype(dtype)
+    if span <= 2**32 and npd.itemsize <= 4:
+        x = words.astype(np.uint64)
+    else:
+        x = (words[0::2].astype(np.uint64) << np.uint64(32)) | words[1::2].astype(np.uint64)
+    v = x if span == 2**64 else x % np.uint64(span % 2**64)
+    return (v + np.uint64(low % 2**64)).astype(npd)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 1023, 1025, 5003])
+def test_integers_matches_its_algorithm(device: nd.Device, n: int) -> None:
+    """integers() bit for bit the documented algorithm of the Philox words (through a backend's
+    fused:integers or the composite) in every integer dtype, for spans of 1, small, 2**32 and
+    more, the whole dtype and negative lows, at counters that carry and wrap; the counter moves
+    past the blocks used."""
+    _needs_uint32(device)
+    seed = 0x0FED_CBA9_8765_4321
+    for dtype in h.supported(device, ("int", "uint")):
+        info = np.iinfo(h.np_dtype(dtype))
+        lo, hi = int(info.min), int(info.max) + 1
+        ranges = [(0, 10), (lo, hi), (hi - 1, hi), (lo, lo + 3), (0, 2**32), (0, 2**32 + 1), (-(2**40), 2**40 + 7),
+                  (-5, 5), (3, 2**20 + 3)]  # fmt: skip
+        for low, high in [(a, b) for a, b in ranges if lo <= a < b <= hi]:
+            words = n if high - low <= 2**32 and info.bits <= 32 else 2 * n
+            for counter in (0, 2**32 - 3, 2**128 - 2):
+                rng = nd.random.default_rng(seed, device=device)
+                rng.counter = counter
+                got = rng.integers(low, high, (n,), dtype=dtype)
+                want = _integers_algorithm(_philox_words(seed, counter, words), dtype, low, high)
+                assert np.array_equal(got.to_numpy(), want), \
+                    f"integers({low}, {high}) {dtype.name} n={n} at counter {counter:#x}"  # fmt: skip
+                assert rng.counter == (counter + -(-words // 4)) % 2**128
+
+
 @pytest.mark.parametrize("dtype_name", ["float16", "float32", "float64"])
 def test_random_uniform_ranges(device: nd.Device, dtype_name: str) -> None:
     _needs_uint32(device)

@@ -36,7 +36,7 @@ void run_scatter_add(const View& out, const View& indices, const View& values);
 enum IndexFused : int {
     FU_TAKE_AXIS = 70, FU_PUT_AXIS = 71, FU_COUNT_NONZERO = 74, FU_MINMAX = 75, FU_NONZERO = 76,
     FU_SEARCHSORTED = 77, FU_ARANGE = 78, FU_SUMSQ = 79, FU_CLIP = 80, FU_NLL = 81, FU_UNIFORM = 82, FU_BATCH_NORM = 83,
-    FU_BATCH_NORM_GRAD = 84
+    FU_BATCH_NORM_GRAD = 84, FU_INTEGERS = 85
 };
 // fused nll (index.cc): x (M, K) of a real float dtype and any strides, target (M,) integer (each in
 // [0, K), else index_error); out (M,) = -x[m, target[m]] or (1,) = their sum (/ M for the mean).
@@ -67,6 +67,8 @@ void run_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, const View&
 // fused uniform (index.cc): out (N,) contiguous float32/float64 = the core's Generator.uniform of
 // the Philox stream from (key, counter), u * scale + low rounded as two ops.
 void run_uniform(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, double scale, double low, const View& out);
+// fused integers (index.cc): Generator.integers' values, 1-D contiguous integer out (see there).
+void run_integers(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, uint64_t top, uint64_t low, const View& out);
 // fused batch_norm (index.cc): x (A, C, B) and out C-contiguous float32/float64, mean, var and the
 // optional weight and bias (C,) of x's dtype: out = x * s[c] + t[c], the composite's inference rule.
 void run_batch_norm(const View& x, const View& mean, const View& var, const View* weight, const View* bias,

@@ -188,41 +188,9 @@ template <class Op, class T>
     }
 }
 
-// Integer floor_divide and remainder by one positive divisor d (a broadcast scalar: x // 7, the
-// modulo of Generator.integers): the hardware's divide is 10-40 cycles an element, so the
-// quotient comes from a multiply instead (Granlund and Montgomery's round-up method, Hacker's
-// Delight 10-8): with l = ceil(log2 d) and m = floor(2^N (2^l - d) / d) + 1 (N the width),
-// floor(a / d) = (t + ((a - t) >> 1)) >> (l - 1), t = the high half of m * a, exact for every
-// unsigned a of N bits. A signed a < 0 takes floor(a / d) = ~floor(~a / d) (~a = -a - 1 >= 0).
-// The remainder is a - q * d. d <= 0 stays on the generic loop.
-template <class T> struct DivByConst {
-    using U = std::make_unsigned_t<T>;
-    using W = std::conditional_t<(sizeof(T) < 8), uint64_t, unsigned __int128>;  // holds U * U
-    static constexpr int N = sizeof(U) >= 4 ? int(8 * sizeof(U)) : 32;
-    using M = std::conditional_t<(sizeof(T) < 8), uint32_t, uint64_t>;  // the work width
-    M d, m;
-    int shift;
-    explicit DivByConst(T dv) : d(static_cast<M>(dv)) {
-        int l = 0;
-        while ((W(1) << l) < W(d)) ++l;
-        m = static_cast<M>(((W((W(1) << l) - d) << N) / d) + 1);
-        shift = l - 1;
-    }
-    M udiv(M a) const {
-        const M t = static_cast<M>((W(m) * a) >> N);
-        return (t + ((a - t) >> 1)) >> shift;
-    }
-    T quotient(T a) const {
-        if constexpr (std::is_signed_v<T>) {
-            const M ua = static_cast<M>(static_cast<U>(a < 0 ? ~a : a));
-            const M q = udiv(ua);
-            return a < 0 ? static_cast<T>(~q) : static_cast<T>(q);
-        } else {
-            return static_cast<T>(udiv(static_cast<M>(a)));
-        }
-    }
-};
-
+// Integer floor_divide and remainder by one positive divisor (a broadcast scalar: x // 7, the
+// modulo of Generator.integers) through ops::DivByConst's multiply instead of the hardware's
+// divide (10-40 cycles an element). The remainder is a - q * d; d <= 0 stays on the generic loop.
 template <class Op, class T> constexpr bool int_divmod_v =
     (std::is_same_v<Op, ops::floor_divide> || std::is_same_v<Op, ops::remainder>) && std::is_integral_v<T> &&
     !std::is_same_v<T, bool>;
@@ -237,7 +205,7 @@ template <class Op, class T>
         for (int64_t i = 0; i < n; ++i) O[i] = std::is_same_v<Op, ops::floor_divide> ? A[i] : T(0);
         return true;
     }
-    const DivByConst<T> div(d);
+    const ops::DivByConst<T> div(d);
     for (int64_t i = 0; i < n; ++i) {
         const T q = div.quotient(A[i]);
         if constexpr (std::is_same_v<Op, ops::floor_divide>) O[i] = q;

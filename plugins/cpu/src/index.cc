@@ -526,41 +526,48 @@ void run_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, const View&
     }
 }
 
+// n values into O from the Philox stream at (key, counter), `words` words each (value i from
+// words [i * words, (i + 1) * words)), in chunks of 1024 values on the stack (whole Philox
+// blocks each), threaded: convert(w, o, len) turns a chunk's words into its values.
+constexpr int64_t PHILOX_CHUNK = 1024;  // values per chunk: a multiple of 4, so chunks start on a block
+
+template <class T, class F>
+void philox_fill(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, T* O, int64_t n, int64_t words, F convert) {
+    const PhiloxFn philox = kernels().philox;
+    constexpr int64_t CHUNK = PHILOX_CHUNK;
+    parallel_range((n + CHUNK - 1) / CHUNK, std::max<int64_t>(1, GRAIN / CHUNK), [&](int64_t cb, int64_t ce) {
+        alignas(64) uint32_t w[2 * CHUNK + 4];
+        for (int64_t c = cb; c < ce; ++c) {
+            const int64_t v0 = c * CHUNK, v1 = std::min(n, v0 + CHUNK);
+            const int64_t blk0 = v0 * words / 4, blk1 = (v1 * words + 3) / 4;
+            philox(key, ctr_lo, ctr_hi, blk0, blk1, w);
+            convert(w, O + v0, v1 - v0);
+        }
+    });
+}
+
 // fused uniform: the Philox words of run_random_bits turned into floats as the core's
 // Generator.uniform does, in one pass with no uint32 array in between: float32 value i from word
 // i, (w >> 8) * 2^-24; float64 value i from words 2i and 2i + 1, ((w0 >> 5) * 2^26 + (w1 >> 6)) *
 // 2^-53 (all exact); then u * scale and + low, each rounded to T (-ffp-contract=off: no FMA), with
-// scale and low already T's. The words come in chunks on the stack, whole Philox blocks each.
+// scale and low already T's.
 void run_uniform(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, double scale, double low, const View& out) {
     if (out.ndim != 1 || (out.strides[0] != 1 && out.shape[0] > 1))
         throw std::invalid_argument("fused uniform: out must be 1-D and contiguous.");
     if (out.dtype != F32 && out.dtype != F64)
         throw type_error(std::string("fused uniform: expected a float32 or float64 out; got ") + DT_NAME[out.dtype] + ".");
-    const PhiloxFn philox = kernels().philox;
     const int64_t n = out.shape[0];
-    constexpr int64_t CHUNK = 1024;  // values per chunk: a multiple of 4, so chunks start on a block
-    const auto fill = [&](auto* O, auto convert, int64_t words_per_value) {
-        parallel_range((n + CHUNK - 1) / CHUNK, std::max<int64_t>(1, GRAIN / CHUNK), [&](int64_t cb, int64_t ce) {
-            alignas(64) uint32_t w[2 * CHUNK + 4];
-            for (int64_t c = cb; c < ce; ++c) {
-                const int64_t v0 = c * CHUNK, v1 = std::min(n, v0 + CHUNK);
-                const int64_t blk0 = v0 * words_per_value / 4, blk1 = (v1 * words_per_value + 3) / 4;
-                philox(key, ctr_lo, ctr_hi, blk0, blk1, w);
-                convert(w, O + v0, v1 - v0);
-            }
-        });
-    };
     if (out.dtype == F32) {
         const float s = static_cast<float>(scale), l = static_cast<float>(low);
-        fill(reinterpret_cast<float*>(out.data), [&](const uint32_t* w, float* o, int64_t len) {
+        philox_fill(key, ctr_lo, ctr_hi, reinterpret_cast<float*>(out.data), n, 1, [&](const uint32_t* w, float* o, int64_t len) {
             for (int64_t i = 0; i < len; ++i) {
                 const float u = static_cast<float>(static_cast<int32_t>(w[i] >> 8)) * 0x1p-24f;
                 const float t = u * s;
                 o[i] = t + l;
             }
-        }, 1);
+        });
     } else {
-        fill(reinterpret_cast<double*>(out.data), [&](const uint32_t* w, double* o, int64_t len) {
+        philox_fill(key, ctr_lo, ctr_hi, reinterpret_cast<double*>(out.data), n, 2, [&](const uint32_t* w, double* o, int64_t len) {
             for (int64_t i = 0; i < len; ++i) {
                 const double hi = static_cast<double>(static_cast<int32_t>(w[2 * i] >> 5));
                 const double lo = static_cast<double>(static_cast<int32_t>(w[2 * i + 1] >> 6));
@@ -568,8 +575,53 @@ void run_uniform(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, double scale, d
                 const double t = u * scale;
                 o[i] = t + low;
             }
-        }, 2);
+        });
     }
+}
+
+// fused integers: Generator.integers' values in one pass, as the core composes them: with span =
+// top + 1, a 32-bit word per value where span <= 2^32 and out has at most 4 bytes, else the 64-bit
+// (w[2i] << 32) | w[2i + 1]; that modulo span (none for a full span), plus low modulo 2^64,
+// truncated to out's integer dtype (both wrap, as the composite's cast and add).
+void run_integers(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, uint64_t top, uint64_t low, const View& out) {
+    if (out.ndim != 1 || (out.strides[0] != 1 && out.shape[0] > 1))
+        throw std::invalid_argument("fused integers: out must be 1-D and contiguous.");
+    if (out.dtype < I8 || out.dtype > U64)
+        throw type_error(std::string("fused integers: expected an integer out; got ") + DT_NAME[out.dtype] + ".");
+    const int64_t n = out.shape[0];
+    dispatch(out.dtype, [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+            T* O = reinterpret_cast<T*>(out.data);
+            // NOTE: the modulo is the binary kernels' own remainder (per ISA: ops::DivByConst,
+            // vectorised) on each chunk's words, staged on the stack; then + low and the cast
+            const Kernels& k = kernels();
+            const bool narrow = top <= 0xffffffffull && sizeof(T) <= 4;
+            const BinaryFn rem = k.binary[ops::b_remainder][narrow ? U32 : U64];
+            const uint32_t span32 = static_cast<uint32_t>(top + 1);
+            const uint64_t span64 = top + 1;
+            const bool full = narrow ? top == 0xffffffffull : top == ~0ull;
+            philox_fill(key, ctr_lo, ctr_hi, O, n, narrow ? 1 : 2, [&](const uint32_t* w, T* o, int64_t len) {
+                if (narrow) {
+                    alignas(64) uint32_t v[PHILOX_CHUNK];
+                    const uint32_t* src = w;
+                    if (!full) {
+                        rem(reinterpret_cast<const char*>(w), 4, reinterpret_cast<const char*>(&span32), 0,
+                            reinterpret_cast<char*>(v), 4, len);
+                        src = v;
+                    }
+                    for (int64_t i = 0; i < len; ++i) o[i] = static_cast<T>(uint64_t(src[i]) + low);
+                    return;
+                }
+                alignas(64) uint64_t v[PHILOX_CHUNK];
+                for (int64_t i = 0; i < len; ++i) v[i] = (uint64_t(w[2 * i]) << 32) | w[2 * i + 1];
+                if (!full)
+                    rem(reinterpret_cast<const char*>(v), 8, reinterpret_cast<const char*>(&span64), 0,
+                        reinterpret_cast<char*>(v), 8, len);
+                for (int64_t i = 0; i < len; ++i) o[i] = static_cast<T>(v[i] + low);
+            });
+        }
+    });
 }
 
 // fused batch_norm (inference): out = x * s[c] + t[c] over x (A, C, B), with s = 1 / sqrt(var +

@@ -326,6 +326,7 @@ void init_op_tables() {
     g_fused.add("uniform", FU_UNIFORM);
     g_fused.add("batch_norm", FU_BATCH_NORM);
     g_fused.add("batch_norm_grad", FU_BATCH_NORM_GRAD);
+    g_fused.add("integers", FU_INTEGERS);
     g_linalg.kind = "linalg";
     for (int i = 0; i < NLINALG; ++i) g_linalg.add(linalg_name(i), i);
     g_scan.add("cumulative_sum", S_CUMSUM);
@@ -539,6 +540,21 @@ int param_grad(nb::handle params, std::initializer_list<const char*> names, cons
     throw std::invalid_argument(fn + ": params['grad'] must be " + allowed + ".");
 }
 
+// A Philox stream's position from a fused op's params: int 'key' (modulo 2^64) and the 128-bit
+// int 'counter' as two words (each modulo 2^64, as random_bits takes them); `what` is the error.
+std::array<uint64_t, 3> philox_params(nb::handle params, const char* what) {
+    PyObject* key = param(params, "key");
+    PyObject* ctr = param(params, "counter");
+    if (!key || !ctr || !PyLong_Check(key) || !PyLong_Check(ctr)) throw type_error(what);
+    const nb::object sixty_four = nb::steal(PyLong_FromLong(64));
+    const nb::object upper = nb::steal(PyNumber_Rshift(ctr, sixty_four.ptr()));
+    if (!upper.is_valid()) raise_current();
+    const std::array<uint64_t, 3> out = {PyLong_AsUnsignedLongLongMask(key), PyLong_AsUnsignedLongLongMask(ctr),
+                                         PyLong_AsUnsignedLongLongMask(upper.ptr())};
+    if (PyErr_Occurred()) raise_current();
+    return out;
+}
+
 // fused("adam", (grad, exp_avg, exp_avg_sq), param, params): param, exp_avg and
 // exp_avg_sq are updated in place.
 void py_fused_adam(nb::handle inputs, nb::handle out, nb::handle params) {
@@ -694,26 +710,35 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
         return maybe_release(vo.size, [&] { run_arange(vo, fs, fd, is, id); });
     }
     if (code == FU_UNIFORM) {
+        const char* what = "fused uniform: params must hold ints 'key' and 'counter' and floats 'low' and 'high'.";
         fused_inputs(inputs, 0, 0, "fused uniform", "()");
         auto [vo] = views("fused uniform", out);
-        PyObject* key = param(params, "key");
-        PyObject* ctr = param(params, "counter");
         PyObject* lo = param(params, "low");
         PyObject* hi = param(params, "high");
-        if (!key || !ctr || !PyLong_Check(key) || !PyLong_Check(ctr) || !lo || !hi || !PyFloat_Check(lo) ||
-            !PyFloat_Check(hi))
-            throw type_error("fused uniform: params must hold ints 'key' and 'counter' and floats 'low' and 'high'.");
-        // the 128-bit counter as two words (each modulo 2^64, as random_bits takes them)
-        const nb::object sixty_four = nb::steal(PyLong_FromLong(64));
-        const nb::object upper = nb::steal(PyNumber_Rshift(ctr, sixty_four.ptr()));
-        if (!upper.is_valid()) raise_current();
-        const uint64_t k = PyLong_AsUnsignedLongLongMask(key);
-        const uint64_t c_lo = PyLong_AsUnsignedLongLongMask(ctr), c_hi = PyLong_AsUnsignedLongLongMask(upper.ptr());
+        if (!lo || !hi || !PyFloat_Check(lo) || !PyFloat_Check(hi)) throw type_error(what);
+        const std::array<uint64_t, 3> at = philox_params(params, what);
         const double l = PyFloat_AsDouble(lo), h = PyFloat_AsDouble(hi);
         if (PyErr_Occurred()) raise_current();
         // NOTE: the scale is high - low in float64, then rounded to out's dtype, as the core's
         // composite multiplies by that Python float
-        return maybe_release(vo.size, [&] { run_uniform(k, c_lo, c_hi, h - l, l, vo); });
+        return maybe_release(vo.size, [&] { run_uniform(at[0], at[1], at[2], h - l, l, vo); });
+    }
+    if (code == FU_INTEGERS) {
+        const char* what = "fused integers: params must hold ints 'key', 'counter', 'top' (0 to 2**64 - 1) and 'low'.";
+        fused_inputs(inputs, 0, 0, "fused integers", "()");
+        auto [vo] = views("fused integers", out);
+        PyObject* top = param(params, "top");
+        PyObject* low = param(params, "low");
+        if (!top || !low || !PyLong_Check(top) || !PyLong_Check(low)) throw type_error(what);
+        const std::array<uint64_t, 3> at = philox_params(params, what);
+        const uint64_t t = PyLong_AsUnsignedLongLong(top);
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            throw type_error(what);
+        }
+        const uint64_t l = PyLong_AsUnsignedLongLongMask(low);  // modulo 2^64, as the sum wraps
+        if (PyErr_Occurred()) raise_current();
+        return maybe_release(vo.size, [&] { run_integers(at[0], at[1], at[2], t, l, vo); });
     }
     if (code == FU_BATCH_NORM) {
         const char* fn = "fused batch_norm";

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <bit>
+#include <type_traits>
 
 #include "common.h"
 #include "vmath.h"
@@ -847,5 +848,39 @@ template <class Op, class T> inline auto apply2(T a, T b) {
         return Op::f(a, b);
     }
 }
+
+// Division by one divisor d >= 2 known at run time, by a multiply (Granlund and Montgomery's
+// round-up method, Hacker's Delight 10-8): with l = ceil(log2 d) and m = floor(2^N (2^l - d) / d)
+// + 1 (N the work width, 32 or 64), floor(a / d) = (t + ((a - t) >> 1)) >> (l - 1), t = the high
+// half of m * a, exact for every unsigned a of N bits. A signed a < 0 takes floor(a / d) =
+// ~floor(~a / d) (~a = -a - 1 >= 0). Used by floor_divide/remainder by a scalar (elementwise.cc,
+// whose remainder fused integers calls too).
+template <class T> struct DivByConst {
+    using U = std::make_unsigned_t<T>;
+    using M = std::conditional_t<(sizeof(T) < 8), uint32_t, uint64_t>;  // the work width
+    using W = std::conditional_t<(sizeof(T) < 8), uint64_t, unsigned __int128>;  // holds M * M
+    static constexpr int N = int(8 * sizeof(M));
+    M d, m;
+    int shift;
+    explicit DivByConst(T dv) : d(static_cast<M>(dv)) {
+        int l = 0;
+        while ((W(1) << l) < W(d)) ++l;
+        m = static_cast<M>(((W((W(1) << l) - d) << N) / d) + 1);
+        shift = l - 1;
+    }
+    M udiv(M a) const {
+        const M t = static_cast<M>((W(m) * a) >> N);
+        return (t + ((a - t) >> 1)) >> shift;
+    }
+    T quotient(T a) const {
+        if constexpr (std::is_signed_v<T>) {
+            const M ua = static_cast<M>(static_cast<U>(a < 0 ? ~a : a));
+            const M q = udiv(ua);
+            return a < 0 ? static_cast<T>(~q) : static_cast<T>(q);
+        } else {
+            return static_cast<T>(udiv(static_cast<M>(a)));
+        }
+    }
+};
 
 }  // namespace ndp::ops

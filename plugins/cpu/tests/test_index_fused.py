@@ -584,6 +584,7 @@ def test_every_fused_op_refuses_malformed_inputs_and_params():
         "nll": ((x, x), {"reduction": "all"}, TypeError, r"fused nll: params\['reduction'\] must be"),
         "arange": ((), {"start": 0, "step": 1}, TypeError, r"fused arange: params\['start'\] and params\['step'\]"),
         "uniform": ((), {"key": 1, "counter": 0}, TypeError, "fused uniform: params must hold ints 'key'"),
+        "integers": ((), {"key": 1, "counter": 0, "top": -1, "low": 0}, TypeError, "fused integers: params must hold"),
         "batch_norm": ((x, x, x, None, None), {"eps": "small"}, TypeError, r"fused batch_norm: params\['eps'\]"),
         "layer_norm": ((x, None, None), {"eps": "small"}, TypeError, r"fused: params\['eps'\] must be a number"),
         "batch_norm_grad": ((x, x, x), {"part": "all"}, TypeError, r"fused batch_norm_grad: params\['part'\] must be"),
