@@ -316,6 +316,27 @@ def test_batch_norm_training_one_node_gradcheck(device: str) -> None:
             np.testing.assert_allclose(g1, g2, rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.parametrize("device", ["numpy", "cpu"])
+def test_batch_norm_gradient_through_a_cotangent_in_the_graph(device: str) -> None:
+    """Under create_graph, a broadcast cotangent that depends on a leaf stays in the graph: the
+    gradient of the input gradient with respect to that leaf, against the pieces' autograd."""
+    rng = np.random.default_rng(4)
+    x = nd.asarray(rng.standard_normal((4, 3, 5)), device=device, requires_grad=True)
+    c = nd.asarray(rng.standard_normal((4, 1, 5)), device=device, requires_grad=True)
+
+    def pieces(a: nd.Array) -> nd.Array:
+        m, v = nd.mean(a, axis=(0, 2), keepdims=True), nd.var(a, axis=(0, 2), keepdims=True)
+        return (a - m) / nd.sqrt(v + 1e-5)
+
+    got = []
+    for fn in (lambda a: F.batch_norm(a, None, None, training=True), pieces):
+        (gx,) = nd.autograd.grad(fn(x), [x], grad_outputs=nd.broadcast_to(c * 1.0, (4, 3, 5)), create_graph=True)
+        (gc,) = nd.autograd.grad(nd.sum(gx * gx), [c])
+        got.append(gc.to_numpy())
+    assert np.abs(got[0]).max() > 1e-3
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-8, atol=1e-10)
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "flipped"])
 def test_nll_loss_gathers_against_torch(reduction: str, layout: str) -> None:

@@ -317,8 +317,10 @@ def _batch_norm_vjp(g: Array, node: _graph.Node) -> tuple[Array | None, ...]:
         mean = nd.reshape(mean, (x.shape[1],))
         rstd = 1.0 / nd.sqrt(var + eps)
     n = x.size // x.shape[1] if x.shape[1] else 0
-    # NOTE: a broadcast cotangent (sum's gradient) copied once here, not by each fused pass
-    g = _dispatch.compact(g)
+    # NOTE: a broadcast cotangent (sum's gradient) copied once here, not by each fused pass (a
+    # cotangent in the graph, under create_graph, stays as it is: compact records nothing)
+    if not g.requires_grad:
+        g = _dispatch.compact(g)
     sums = _dispatch.fused_batch_norm_grad(x, g, mean)
     d = None
     if sums is None:
