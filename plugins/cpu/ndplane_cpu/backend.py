@@ -28,7 +28,6 @@ from ndplane.backend.ops import FFT, FFT_OPS, LINALG
 
 from . import _fft
 
-_M64 = (1 << 64) - 1
 # The single-kernel methods of the protocol this adapter implements below.
 _KERNEL_OPS = frozenset({"where", "cast", "matmul", "take", "scatter_add", "sort", "random_bits"})
 _DEFAULTS = {
@@ -164,7 +163,7 @@ def _make_backend_class() -> type[Backend]:
         fft_plans = _fft_plans  # which engine runs each layout (tests, benchmarks)
 
         def random_bits(self, key: int, counter: int, out: Ref) -> None:
-            native.random_bits(key & _M64, counter & _M64, (counter >> 64) & _M64, out)
+            native.random_bits(key, counter, out)  # NOTE: the 128-bit counter split in C++, as for fused:uniform
 
     return CpuBackend
 

@@ -540,11 +540,9 @@ int param_grad(nb::handle params, std::initializer_list<const char*> names, cons
     throw std::invalid_argument(fn + ": params['grad'] must be " + allowed + ".");
 }
 
-// A Philox stream's position from a fused op's params: int 'key' (modulo 2^64) and the 128-bit
-// int 'counter' as two words (each modulo 2^64, as random_bits takes them); `what` is the error.
-std::array<uint64_t, 3> philox_params(nb::handle params, const char* what) {
-    PyObject* key = param(params, "key");
-    PyObject* ctr = param(params, "counter");
+// A Philox stream's position: int `key` (modulo 2^64) and the 128-bit int `counter` as two words
+// (each modulo 2^64), for random_bits and the fused random ops alike; `what` is the error.
+std::array<uint64_t, 3> philox_position(PyObject* key, PyObject* ctr, const char* what) {
     if (!key || !ctr || !PyLong_Check(key) || !PyLong_Check(ctr)) throw type_error(what);
     const nb::object sixty_four = nb::steal(PyLong_FromLong(64));
     const nb::object upper = nb::steal(PyNumber_Rshift(ctr, sixty_four.ptr()));
@@ -553,6 +551,11 @@ std::array<uint64_t, 3> philox_params(nb::handle params, const char* what) {
                                          PyLong_AsUnsignedLongLongMask(upper.ptr())};
     if (PyErr_Occurred()) raise_current();
     return out;
+}
+
+// The position from a fused op's params 'key' and 'counter'.
+std::array<uint64_t, 3> philox_params(nb::handle params, const char* what) {
+    return philox_position(param(params, "key"), param(params, "counter"), what);
 }
 
 // fused("adam", (grad, exp_avg, exp_avg_sq), param, params): param, exp_avg and
@@ -821,9 +824,11 @@ void py_call_chunks(uintptr_t fn, uintptr_t plan, uintptr_t tail, uintptr_t x, i
     });
 }
 
-void py_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, nb::handle out) {
+void py_random_bits(nb::handle key, nb::handle counter, nb::handle out) {
+    const std::array<uint64_t, 3> at =
+        philox_position(key.ptr(), counter.ptr(), "random_bits: key and counter must be ints.");
     auto [vo] = views("random_bits", out);
-    maybe_release(vo.size, [&] { run_random_bits(key, ctr_lo, ctr_hi, vo); });
+    maybe_release(vo.size, [&] { run_random_bits(at[0], at[1], at[2], vo); });
 }
 
 void py_init(nb::handle ref_type, nb::handle dtypes, nb::handle oom, std::string device) {

@@ -593,6 +593,13 @@ def test_every_fused_op_refuses_malformed_inputs_and_params():
         with pytest.raises(error, match=message):
             be.fused(op.strip(), inputs, out, params)
     assert not nd.any(outa)  # nothing ran
+    bits = nd.zeros((8,), dtype=nd.uint32, device="cpu")
+    with pytest.raises(TypeError, match="random_bits: key and counter must be ints"):
+        be.random_bits(1.5, 0, bits._ref)
+    same = nd.zeros((8,), dtype=nd.uint32, device="cpu")
+    be.random_bits(2**64 + 5, 2**129 + 2**128 - 1, bits._ref)  # a key modulo 2**64, a counter modulo 2**128
+    be.random_bits(5, 2**128 - 1, same._ref)
+    assert bits.tolist() == same.tolist() and nd.any(bits)
 
 
 def test_batch_norm_grad_kernel_checks():
