@@ -3,7 +3,7 @@
     python benchmarks/bench_autograd.py [--device cpu] [--json PATH]
 
 Rows: matmul 100x100 forward + backward; Linear 1024->1024 (batch 1024) forward + MSE +
-backward; one epoch of the digits MLP (64-128-10, Adam lr 1e-3, batch 64) with ReLU and with tanh;
+backward; training batch_norm of 8x16x64x64 float32 (weight, bias) forward + backward; one epoch of the digits MLP (64-128-10, Adam lr 1e-3, batch 64) with ReLU and with tanh;
 one epoch of the digits CNN (``ndplane.examples.digits_cnn``: conv-relu-pool, conv-relu, linear).
 """
 
@@ -40,6 +40,15 @@ def nd_cases(dev: nd.Device) -> dict[str, Callable[[], float]]:
         nd.nn.functional.mse_loss(lin(x), y).backward()
         dev.backend.synchronize()
 
+    xb = rng.normal(0.0, 1.0, (8, 16, 64, 64), dtype=nd.float32).requires_grad_()
+    gb = rng.normal(0.0, 1.0, (8, 16, 64, 64), dtype=nd.float32)
+    wb = nd.ones((16,), dtype=nd.float32, device=dev).requires_grad_()
+    bb = nd.zeros((16,), dtype=nd.float32, device=dev).requires_grad_()
+
+    def batch_norm() -> None:
+        nd.nn.functional.batch_norm(xb, None, None, wb, bb, training=True).backward(gb)
+        dev.backend.synchronize()
+
     data = load_digits_split(dev)
     model = digits_mlp.make_model(dev)
     digits_mlp.train(model, data, epochs=1, show_progress=False)
@@ -50,6 +59,7 @@ def nd_cases(dev: nd.Device) -> dict[str, Callable[[], float]]:
     return {
         "mm": lambda: best_time(mm),
         "linear": lambda: best_time(linear, min_time=0.5, repeat=2),
+        "batch_norm": lambda: best_time(batch_norm),
         "epoch": lambda: digits_mlp.train(model, data, epochs=1, show_progress=False)["seconds_per_epoch"],
         "epoch_tanh": lambda: digits_mlp.train(model_tanh, data, epochs=1, show_progress=False)["seconds_per_epoch"],
         "epoch_cnn": lambda: digits_mlp.train(cnn, data, epochs=1, show_progress=False)["seconds_per_epoch"],
@@ -62,6 +72,9 @@ def torch_cases(torch) -> dict[str, Callable[[], float]]:  # type: ignore[no-unt
     b = torch.randn(100, 100, generator=g, requires_grad=True)
     lin = torch.nn.Linear(1024, 1024)
     x, y = torch.randn(1024, 1024, generator=g), torch.randn(1024, 1024, generator=g)
+    xb = torch.randn(8, 16, 64, 64, generator=g, requires_grad=True)
+    gb = torch.randn(8, 16, 64, 64, generator=g)
+    wb, bb = torch.ones(16, requires_grad=True), torch.zeros(16, requires_grad=True)
     from sklearn.datasets import load_digits
 
     d = load_digits()
@@ -101,6 +114,8 @@ def torch_cases(torch) -> dict[str, Callable[[], float]]:  # type: ignore[no-unt
     return {
         "mm": lambda: best_time(lambda: (a @ b).sum().backward()),
         "linear": lambda: best_time(lambda: torch.nn.functional.mse_loss(lin(x), y).backward(), min_time=0.5, repeat=2),
+        "batch_norm": lambda: best_time(
+            lambda: torch.nn.functional.batch_norm(xb, None, None, wb, bb, training=True).backward(gb)),
         "epoch": epoch,
         "epoch_tanh": epoch_tanh,
         "epoch_cnn": epoch_cnn,
@@ -141,6 +156,7 @@ def main() -> None:
 ROUNDS = 5
 PAUSE = 0.3  # seconds
 NAMES = {"mm": "matmul 100x100 fwd+bwd", "linear": "Linear 1024x1024 b1024 fwd+MSE+bwd",
+         "batch_norm": "batch_norm (train) 8x16x64x64 fwd+bwd",
          "epoch": "digits MLP epoch (23 steps)", "epoch_tanh": "digits MLP epoch, tanh (23 steps)",
          "epoch_cnn": "digits CNN epoch (23 steps)"}  # fmt: skip
 
