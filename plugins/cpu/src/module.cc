@@ -525,19 +525,21 @@ void param_pair(nb::handle params, const char* key, int64_t& a, int64_t& b, cons
     if (PyErr_Occurred()) raise_current();
 }
 
-// params['grad']: -1 when absent or None, else the index of its string in `names`; anything
-// else is a ValueError listing what the op takes (`allowed`).
-int param_grad(nb::handle params, std::initializer_list<const char*> names, const std::string& fn, const char* allowed) {
-    PyObject* g = param(params, "grad");
-    if (!g || g == Py_None) return -1;
-    const char* s = PyUnicode_Check(g) ? PyUnicode_AsUTF8(g) : nullptr;
+// params[key] as one of `names` (a fused op's string choice: conv2d's and pooling's 'grad', nll's
+// 'reduction', batch_norm_grad's 'part'): its index; -1 when absent or None; anything else, a
+// str UTF-8 cannot hold included, throws E(message).
+template <class E>
+int param_choice(nb::handle params, const char* key, std::initializer_list<const char*> names, const std::string& message) {
+    PyObject* o = param(params, key);
+    if (!o || o == Py_None) return -1;
+    const char* s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : nullptr;
+    if (!s) PyErr_Clear();
     int i = 0;
     for (const char* name : names) {
         if (s && !std::strcmp(s, name)) return i;
         ++i;
     }
-    if (!s) PyErr_Clear();
-    throw std::invalid_argument(fn + ": params['grad'] must be " + allowed + ".");
+    throw E(message);
 }
 
 // A Philox stream's position: int `key` (modulo 2^64) and the 128-bit int `counter` as two words
@@ -588,7 +590,8 @@ void py_fused_conv2d(nb::handle inputs, nb::handle out, nb::handle params) {
     param_pair(params, "dilation", p.dh, p.dw, fn, false);
     p.groups = static_cast<int64_t>(param_number(params, "groups", 1.0, fn));
     static constexpr int passes[] = {CONV_GRAD_INPUT, CONV_GRAD_WEIGHT, CONV_GRAD_BIAS};
-    const int grad = param_grad(params, {"input", "weight", "bias"}, fn, "None, 'input', 'weight' or 'bias'");
+    const int grad = param_choice<std::invalid_argument>(params, "grad", {"input", "weight", "bias"},
+                                                         fn + ": params['grad'] must be None, 'input', 'weight' or 'bias'.");
     if (grad >= 0) p.pass = passes[grad];
     View v[3], vo;
     const View* pv[3] = {nullptr, nullptr, nullptr};
@@ -612,7 +615,8 @@ void py_fused_pool(int code, nb::handle inputs, nb::handle out, nb::handle param
     p.max = code == FU_MAX_POOL2D;
     param_pair(params, "kernel", p.kh, p.kw, fn, true);
     param_pair(params, "stride", p.sh, p.sw, fn, true);
-    p.grad = param_grad(params, {"input"}, fn, "None or 'input'") == 0;
+    p.grad = param_choice<std::invalid_argument>(params, "grad", {"input"},
+                                                 std::string(fn) + ": params['grad'] must be None or 'input'.") == 0;
     const Py_ssize_t want = p.grad && p.max ? 2 : 1;
     fused_inputs(inputs, want, want, fn, want == 2 ? "a tuple of 2 Refs" : "a tuple of 1 Ref");
     View va, vb, vo;
@@ -672,13 +676,11 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
     }
     if (code == FU_NLL) {
         fused_inputs(inputs, 2, 2, "fused nll", "a tuple (x, target)");
-        PyObject* r = param(params, "reduction");
-        const char* red = r && PyUnicode_Check(r) ? PyUnicode_AsUTF8(r) : "";
-        const NllReduction how = std::strcmp(red, "none") == 0  ? NLL_NONE
-                                 : std::strcmp(red, "sum") == 0 ? NLL_SUM
-                                 : std::strcmp(red, "mean") == 0 ? NLL_MEAN
-                                                                 : NllReduction(-1);
-        if (how < 0) throw type_error("fused nll: params['reduction'] must be 'none', 'sum' or 'mean'.");
+        const char* message = "fused nll: params['reduction'] must be 'none', 'sum' or 'mean'.";
+        const int choice = param_choice<type_error>(params, "reduction", {"none", "sum", "mean"}, message);
+        if (choice < 0) throw type_error(message);
+        static constexpr NllReduction reductions[] = {NLL_NONE, NLL_SUM, NLL_MEAN};
+        const NllReduction how = reductions[choice];
         auto [vx, vt, vo] = views("fused nll", input(inputs, 0), input(inputs, 1), out);
         return maybe_release(vt.size * 16, [&] { run_nll(vx, vt, how, vo); });
     }
@@ -764,12 +766,10 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
     if (code == FU_BATCH_NORM_GRAD) {
         // params['part']: "sums" with inputs (x, g, mean), "input" with (x, g, mean, coef)
         const char* fn = "fused batch_norm_grad";
-        PyObject* part = param(params, "part");
-        const char* s = part && PyUnicode_Check(part) ? PyUnicode_AsUTF8(part) : "";
-        if (!s) raise_current();
-        const bool grad_input = !std::strcmp(s, "input");
-        if (!grad_input && std::strcmp(s, "sums") != 0)
-            throw type_error("fused batch_norm_grad: params['part'] must be 'sums' or 'input'.");
+        const char* message = "fused batch_norm_grad: params['part'] must be 'sums' or 'input'.";
+        const int part = param_choice<type_error>(params, "part", {"sums", "input"}, message);
+        if (part < 0) throw type_error(message);
+        const bool grad_input = part == 1;
         fused_inputs(inputs, grad_input ? 4 : 3, grad_input ? 4 : 3, fn, grad_input ? "a tuple (x, g, mean, coef)" : "a tuple (x, g, mean)");
         View v[4], vo;
         for (int j = 0; j < (grad_input ? 4 : 3); ++j) parse(input(inputs, j), v[j], fn);

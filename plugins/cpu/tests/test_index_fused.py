@@ -593,6 +593,11 @@ def test_every_fused_op_refuses_malformed_inputs_and_params():
         with pytest.raises(error, match=message):
             be.fused(op.strip(), inputs, out, params)
     assert not nd.any(outa)  # nothing ran
+    # a str UTF-8 cannot hold (a lone surrogate) is no name either: an error, not a crash
+    for op, key, inputs in (("nll", "reduction", (x, x)), ("batch_norm_grad", "part", (x, x, x)),
+                            ("conv2d", "grad", (x, x)), ("max_pool2d", "grad", (x,))):  # fmt: skip
+        with pytest.raises((TypeError, ValueError), match=rf"params\['{key}'\] must be"):
+            be.fused(op, inputs, out, {"kernel": (2, 2), "stride": (2, 2), key: "\ud800"})
     bits = nd.zeros((8,), dtype=nd.uint32, device="cpu")
     with pytest.raises(TypeError, match="random_bits: key and counter must be ints"):
         be.random_bits(1.5, 0, bits._ref)
