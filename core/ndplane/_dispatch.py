@@ -781,6 +781,46 @@ def fused_batch_norm_grad(x: Array, g: Array, mean: Array, coef: Array | None = 
     return out
 
 
+def fused_cross(a: Array, b: Array, shape: tuple[int, ...], axis: int) -> Array | None:
+    """``linalg.cross`` of ``a`` and ``b`` (broadcast to ``shape``, the vectors along the negative
+    ``axis``) through the backend's ``fused:cross`` where it applies: one device, a real
+    non-bool result dtype (a mixed pair cast to it first), no gradient to record. The operands
+    go as (M, 3) Refs in place where their layout allows (broadcast ones through zero strides),
+    the result is a view with the vectors back on ``axis``. None where it does not apply."""
+    st = a._storage
+    backend = st.backend
+    if "fused:cross" not in backend.capabilities or b._storage.device is not st.device:
+        return None
+    dtype = a.dtype if a.dtype is b.dtype else _dtypes.promote(a.dtype, b.dtype, "linalg.cross")
+    if dtype.kind not in ("int", "uint", "float") or ((a.requires_grad or b.requires_grad) and _graph.is_grad_enabled()):
+        return None
+    ndim = len(shape)
+    ax = ndim + axis
+    order = tuple(range(ndim)) if axis == -1 else (*range(ax), *range(ax + 1, ndim), ax)
+    moved = tuple(shape[i] for i in order)
+    m = _layout.prod(moved[:-1])
+    out = _out(st.device, backend, dtype, moved, m * 3)
+    if m:
+        keep: list[Array] = []
+        refs = []
+        for x in (a, b):
+            if x.dtype is not dtype:
+                x = cast(x, dtype)
+                keep.append(x)
+            r = x._ref
+            layout = None
+            if axis != -1 or r.shape != shape:
+                strides = _layout.broadcast_strides(r.shape, r.strides, shape, "linalg.cross")
+                layout = (moved, tuple(strides[i] for i in order))
+            refs.append(_as_2d(x, backend, m, 3, keep, layout))
+        backend.fused("cross", tuple(refs), Ref(out._ref.buffer, dtype, (m, 3), (3, 1), 0, m * 3, True), {})
+    if axis == -1:
+        return out
+    back = (*range(ax), ndim - 1, *range(ax, ndim - 1))
+    shape2, strides2 = _layout.permute(moved, out._ref.strides, back, "linalg.cross")
+    return _new(out._storage, dtype, shape2, strides2, 0)
+
+
 def bounds(x: Array) -> tuple[int, int]:
     """The minimum and maximum of a non-empty integer ``x`` as Python ints (an index bounds
     check): one ``fused:minmax`` call and one read where the backend declares it, else a ``min``

@@ -391,6 +391,9 @@ def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     if x1.dtype.kind == "bool" or x2.dtype.kind == "bool":
         raise TypeError("linalg.cross: only numeric dtypes are allowed.")
     shape = _layout.broadcast_shapes(x1.shape, x2.shape, name="linalg.cross")
+    fused = _dispatch.fused_cross(x1, x2, shape, axis)
+    if fused is not None:
+        return fused
     a = [_component(x1, axis, i) for i in range(3)]
     b = [_component(x2, axis, i) for i in range(3)]
     mul, sub = (lambda p, q: _dispatch.binary("multiply", p, q)), (lambda p, q: _dispatch.binary("subtract", p, q))

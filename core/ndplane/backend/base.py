@@ -384,6 +384,13 @@ class Backend:
           a bias), each operation rounded to ``x``'s dtype as :meth:`binary` and :meth:`unary`
           round it (``eps`` rounded to the dtype first, no fused multiply-add): the generic
           algorithm bit for bit.
+        - ``cross`` (:func:`ndplane.linalg.cross` in one pass instead of six multiplies, three
+          subtracts and a stack): ``inputs = (a, b)``, both (M, 3) of one real non-bool dtype,
+          laid out as :meth:`reduce`'s ``x`` (broadcast operands through zero strides on
+          ``strided`` backends); ``out`` (M, 3) C-contiguous of that dtype: ``out[m] = (a1 b2 -
+          a2 b1, a2 b0 - a0 b2, a0 b1 - a1 b0)`` of row m, each product and difference rounded as
+          :meth:`binary` rounds it (float16 computed in float32, integers wrapping; no fused
+          multiply-add): the generic algorithm bit for bit.
         - ``nll`` (:func:`ndplane.nn.functional.nll_loss`: the gather, the bounds check and the
           sum in one call instead of a bounds check, the flat positions, a ``take`` and a
           ``sum``): ``inputs = (x, target)`` with ``x`` (M, K) of a real floating dtype, laid out

@@ -237,6 +237,67 @@ def test_outer_cross(device: nd.Device, data: st.DataObject) -> None:
                       exact=not dtype.is_floating)  # fmt: skip
 
 
+def _cross_values(rng: np.random.Generator, dtype: nd.DType, shape: tuple[int, ...]) -> np.ndarray:
+    npd = h.np_dtype(dtype)
+    if dtype.kind == "float":
+        v = (rng.standard_normal(shape) * 100).astype(npd)
+        v.flat[::97] = np.inf  # with 0 * inf and inf - inf: NaN where NumPy has it
+        v.flat[5::89] = np.nan
+        return v
+    info = np.iinfo(npd)
+    return rng.integers(info.min, info.max, shape, dtype=npd, endpoint=True)  # products that wrap
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 40_000])
+def test_cross_layouts(device: nd.Device, n: int) -> None:
+    """``linalg.cross`` against NumPy's (the same products and differences, each rounded to the
+    dtype; integers wrap) for every real dtype: contiguous, one operand broadcast, operands that
+    no (M, 3) view covers, the vectors along another axis, reversed rows and components, and a
+    mixed pair. Bit for bit where the backend declares ``fused:cross`` (and on numpy, whose
+    composite is NumPy's arithmetic)."""
+    rng = np.random.default_rng(21)
+    exact = "fused:cross" in device.backend.capabilities or device.backend.name == "numpy"
+    dtypes = h.supported(device, ("int", "float"))
+    for dtype in dtypes:
+        a, b = _cross_values(rng, dtype, (n, 3)), _cross_values(rng, dtype, (n, 3))
+        c, d = _cross_values(rng, dtype, (3,)), _cross_values(rng, dtype, (4, 1, 3))
+        e = _cross_values(rng, dtype, (1, 5, 3))
+        x, y = nd.asarray(a, device=device), nd.asarray(b, device=device)
+        xt = nd.permute_dims(nd.asarray(np.ascontiguousarray(a.T), device=device), (1, 0))  # a, transposed strides
+        cases = [
+            ("contiguous", nd.linalg.cross(x, y), np.cross(a, b)),
+            ("broadcast", nd.linalg.cross(nd.asarray(c, device=device), y), np.cross(c, b)),
+            ("no (M, 3) view", nd.linalg.cross(nd.asarray(d, device=device), nd.asarray(e, device=device)),
+             np.cross(d, e)),
+            ("axis -2", nd.linalg.cross(nd.permute_dims(x, (1, 0)), nd.permute_dims(y, (1, 0)), axis=-2),
+             np.cross(a.T, b.T, axis=-2)),
+            ("transposed strides", nd.linalg.cross(xt, y[::-1]), np.cross(a, b[::-1])),
+            ("reversed components", nd.linalg.cross(x[:, ::-1], y), np.cross(a[:, ::-1], b)),
+            ("3-d, axis -3", nd.linalg.cross(nd.reshape(x, (3, n, 1)), nd.reshape(y, (3, n, 1)), axis=-3),
+             np.cross(a.reshape(3, n, 1), b.reshape(3, n, 1), axis=-3)),
+        ]  # fmt: skip
+        for name, got, want in cases:
+            h.assert_same(got, want, dtype, exact=exact or dtype.kind != "float", tol=None if exact else _tol(dtype, 8),
+                          msg=f"{dtype.name} {name}: ")  # fmt: skip
+    for p, q in ((nd.int16, nd.float32), (nd.uint8, nd.int8), (nd.int32, nd.float64)):
+        if p in dtypes and q in dtypes and h.promotes(p, q):
+            a, b = _cross_values(rng, p, (n, 3)), _cross_values(rng, q, (n, 3))
+            r = nd.result_type(p, q)
+            want = np.cross(a.astype(h.np_dtype(r)), b.astype(h.np_dtype(r)))
+            got = nd.linalg.cross(nd.asarray(a, device=device), nd.asarray(b, device=device))
+            h.assert_same(got, want, r, exact=exact or r.kind != "float", tol=None if exact else _tol(r, 8),
+                          msg=f"{p.name} x {q.name}: ")  # fmt: skip
+
+
+def test_cross_gradient(device: nd.Device) -> None:
+    """With a gradient to record, ``linalg.cross`` takes the composite road: its gradients."""
+    h.require(device, nd.float64)
+    rng = np.random.default_rng(22)
+    a = nd.asarray(rng.standard_normal((4, 3)), device=device, requires_grad=True)
+    b = nd.asarray(rng.standard_normal((3,)), device=device, requires_grad=True)
+    assert gradcheck(lambda p, q: nd.linalg.cross(p, q), (a, b))
+
+
 def test_errors(device: nd.Device) -> None:
     dt = _float_dtypes(device)[0]
     with pytest.raises(ValueError, match="square"):

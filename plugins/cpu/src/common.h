@@ -84,6 +84,14 @@ template <class F> inline void for_each_dtype(F&& f) {
     for_each_dtype_impl(f, std::make_integer_sequence<int, NDT>{});
 }
 
+// Calls f(T{}) with the C++ type T of the dtype code `dtype` (`if constexpr` inside f picks the
+// types it takes).
+template <class F> inline void dispatch(int dtype, F&& f) {
+    for_each_dtype([&](auto d) {
+        if (decltype(d)::value == dtype) f(typename dt_type<decltype(d)::value>::type{});
+    });
+}
+
 template <class T> inline constexpr bool is_bool_v = std::is_same_v<T, bool>;
 template <class T> inline constexpr bool is_f16_v = std::is_same_v<T, f16>;
 template <class T>

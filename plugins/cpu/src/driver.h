@@ -36,7 +36,7 @@ void run_scatter_add(const View& out, const View& indices, const View& values);
 enum IndexFused : int {
     FU_TAKE_AXIS = 70, FU_PUT_AXIS = 71, FU_COUNT_NONZERO = 74, FU_MINMAX = 75, FU_NONZERO = 76,
     FU_SEARCHSORTED = 77, FU_ARANGE = 78, FU_SUMSQ = 79, FU_CLIP = 80, FU_NLL = 81, FU_UNIFORM = 82, FU_BATCH_NORM = 83,
-    FU_BATCH_NORM_GRAD = 84, FU_INTEGERS = 85
+    FU_BATCH_NORM_GRAD = 84, FU_INTEGERS = 85, FU_CROSS = 86
 };
 // fused nll (index.cc): x (M, K) of a real float dtype and any strides, target (M,) integer (each in
 // [0, K), else index_error); out (M,) = -x[m, target[m]] or (1,) = their sum (/ M for the mean).
@@ -63,6 +63,9 @@ Block take_block(size_t bytes);  // throws std::bad_alloc
 void release_sort_scratch();
 void run_fused(int op, const View& x, const View* weight, const View* bias, double eps,
                const View& out);
+// fused cross (index.cc): a and b (M, 3) of one real non-bool dtype, any strides (zero ones too),
+// out (M, 3) C-contiguous = the cross product of each row, bit for bit the composite's ops.
+void run_cross(const View& a, const View& b, const View& out);
 void run_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, const View& out);
 // fused uniform (index.cc): out (N,) contiguous float32/float64 = the core's Generator.uniform of
 // the Philox stream from (key, counter), u * scale + low rounded as two ops.

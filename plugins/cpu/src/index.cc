@@ -289,16 +289,6 @@ void run_put_axis(const View& out, const View& indices, const View& values) {
     if (values.size) put_rows(out, idx, values);
 }
 
-namespace {
-
-template <class F> void dispatch(int dtype, F&& f) {
-    for_each_dtype([&](auto d) {
-        if (decltype(d)::value == dtype) f(typename dt_type<decltype(d)::value>::type{});
-    });
-}
-
-}  // namespace
-
 // fused nll: each row's element at its own target, negated (reduction "none", out (M,)), or the
 // negated sum of those (out (1,); "mean": divided by M), summed by reduce's own sum (float16 in
 // float32). NOTE: the negation flips the sign bit, as the core's `-x` does, for every float width.
@@ -497,6 +487,55 @@ void run_clip(const View& x, const View& out, bool has_lo, double lo, bool has_h
                     const A m = l > v ? l : v;  // an absent bound is an infinity: never taken
                     O[i] = static_cast<T>(u < m ? u : m);
                 }
+            });
+        }
+    });
+}
+
+// fused cross: each row's three products and differences are the composite's multiply and
+// subtract (rounded to the dtype each, float16 computed in float, integers wrapping), so the
+// result is its to the bit. Rows of unit stride 3 and components of unit stride (the common
+// case) take a loop the compiler sees the layout of.
+void run_cross(const View& a, const View& b, const View& out) {
+    const char* fn = "fused cross";
+    auto rows3 = [](const View& v) { return v.ndim == 2 && v.shape[1] == 3; };
+    if (!rows3(a) || !rows3(b) || !rows3(out) || a.shape[0] != out.shape[0] || b.shape[0] != out.shape[0] ||
+        (out.shape[0] > 1 && out.strides[0] != 3) || out.strides[1] != 1)
+        throw std::invalid_argument("fused cross: expected a and b (M, 3) and out (M, 3) C-contiguous.");
+    require_dtype(fn, "b", b, a.dtype);
+    require_dtype(fn, "out", out, a.dtype);
+    if (a.dtype == BOOL || a.dtype == C64 || a.dtype == C128)
+        throw type_error(std::string("fused cross: a must have a real numeric dtype; got ") + DT_NAME[a.dtype] + ".");
+    dispatch(a.dtype, [&](auto t) {
+        using T = decltype(t);
+        if constexpr (!is_bool_v<T> && !is_complex_v<T>) {
+            using A = compute_t<T>;
+            auto mul = [](T x, T y) -> T {
+                if constexpr (is_int_v<T>) return wrap_mul(x, y);
+                else return static_cast<T>(A(x) * A(y));
+            };
+            auto sub = [](T x, T y) -> T {
+                if constexpr (is_int_v<T>) return wrap_sub(x, y);
+                else return static_cast<T>(A(x) - A(y));
+            };
+            const T* P = reinterpret_cast<const T*>(a.data);
+            const T* Q = reinterpret_cast<const T*>(b.data);
+            T* O = reinterpret_cast<T*>(out.data);
+            const int64_t m = out.shape[0], pr = a.strides[0], pc = a.strides[1], qr = b.strides[0], qc = b.strides[1];
+            auto rows = [&](int64_t lo, int64_t hi, int64_t pr, int64_t pc, int64_t qr, int64_t qc) {
+                for (int64_t i = lo; i < hi; ++i) {
+                    const T* x = P + i * pr;
+                    const T* y = Q + i * qr;
+                    const T x0 = x[0], x1 = x[pc], x2 = x[2 * pc], y0 = y[0], y1 = y[qc], y2 = y[2 * qc];
+                    O[3 * i] = sub(mul(x1, y2), mul(x2, y1));
+                    O[3 * i + 1] = sub(mul(x2, y0), mul(x0, y2));
+                    O[3 * i + 2] = sub(mul(x0, y1), mul(x1, y0));
+                }
+            };
+            const bool dense = (m == 1 || (pr == 3 && qr == 3)) && pc == 1 && qc == 1;
+            parallel_range(m, GRAIN / 3, [&](int64_t lo, int64_t hi) {
+                if (dense) rows(lo, hi, 3, 1, 3, 1);
+                else rows(lo, hi, pr, pc, qr, qc);
             });
         }
     });

@@ -327,6 +327,7 @@ void init_op_tables() {
     g_fused.add("batch_norm", FU_BATCH_NORM);
     g_fused.add("batch_norm_grad", FU_BATCH_NORM_GRAD);
     g_fused.add("integers", FU_INTEGERS);
+    g_fused.add("cross", FU_CROSS);
     g_linalg.kind = "linalg";
     for (int i = 0; i < NLINALG; ++i) g_linalg.add(linalg_name(i), i);
     g_scan.add("cumulative_sum", S_CUMSUM);
@@ -649,6 +650,11 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
         auto [v0, v1, vo] = views(fn, input(inputs, 0), input(inputs, 1), out);
         if (code == FU_TAKE_AXIS) return maybe_release(vo.size, [&] { run_take_axis(v0, v1, vo); });
         return maybe_release(v1.size, [&] { run_put_axis(vo, v0, v1); });
+    }
+    if (code == FU_CROSS) {
+        fused_inputs(inputs, 2, 2, "fused cross", "a tuple (a, b)");
+        auto [va, vb, vo] = views("fused cross", input(inputs, 0), input(inputs, 1), out);
+        return maybe_release(vo.size * 4, [&] { run_cross(va, vb, vo); });
     }
     if (code == FU_SEARCHSORTED) {
         const char* fn = "fused searchsorted";

@@ -366,12 +366,6 @@ template <class T> struct Job {
     const T* xrow(int64_t m) const { return x + m * xs0; }
 };
 
-template <class F> void dispatch(int dtype, F&& f) {
-    for_each_dtype([&](auto d) {
-        if (decltype(d)::value == dtype) f(typename dt_type<decltype(d)::value>::type{});
-    });
-}
-
 // Row m's positions [b, e) of the index dtype: pos(i), wrapping as a cast does.
 template <class T, class F>
 void write_positions(const Job<T>& j, int64_t m, int64_t b, int64_t e, F&& pos) {

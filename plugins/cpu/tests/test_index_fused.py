@@ -630,3 +630,30 @@ def test_batch_norm_grad_kernel_checks():
     for inputs, o, part, error, message in cases:
         with pytest.raises(error, match=message):
             be.fused("batch_norm_grad", inputs, o, {"part": part})
+
+
+def test_cross_kernel_checks():
+    be = nd.asarray([1], device="cpu").device.backend
+    a = nd.asarray([[1, 0, 0], [0, 2, 0]], dtype=nd.int8, device="cpu")
+    b = nd.asarray([[0, 1, 0], [0, 0, 3]], dtype=nd.int8, device="cpu")
+    out = nd.empty((2, 3), dtype=nd.int8, device="cpu")
+    be.fused("cross", (a._ref, b._ref), out._ref, {})
+    assert out.tolist() == [[0, 0, 1], [6, 0, 0]]
+    be.fused("cross", (held(a[1:]), held(b[1:])), held(out[:1]), {})  # one row: its stride is not looked at
+    assert out.tolist()[0] == [6, 0, 0]
+    with pytest.raises(TypeError, match="fused cross: inputs must be a tuple"):
+        be.fused("cross", (a._ref,), out._ref, {})
+    with pytest.raises(ValueError, match=r"fused cross: expected a and b \(M, 3\)"):
+        be.fused("cross", (held(a[:, :2]), held(b[:, :2])), held(out[:, :2]), {})
+    with pytest.raises(ValueError, match=r"out \(M, 3\) C-contiguous"):
+        be.fused("cross", (a._ref, b._ref), held(nd.empty((3, 2), dtype=nd.int8, device="cpu").mT), {})
+    with pytest.raises(ValueError, match=r"\(M, 3\)"):  # rows that differ
+        be.fused("cross", (a._ref, b[:1]._ref), out._ref, {})
+    with pytest.raises(TypeError, match="fused cross: expected b of dtype int8; got int16"):
+        be.fused("cross", (a._ref, held(nd.astype(b, nd.int16))), out._ref, {})
+    with pytest.raises(TypeError, match="fused cross: expected out of dtype int8; got float32"):
+        be.fused("cross", (a._ref, b._ref), held(nd.astype(out, nd.float32)), {})
+    for dt in (nd.bool, nd.complex64):
+        p = nd.astype(a, dt)
+        with pytest.raises(TypeError, match=f"real numeric dtype; got {dt.name}"):
+            be.fused("cross", (p._ref, p._ref), held(nd.astype(out, dt)), {})
