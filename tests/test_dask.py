@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -244,7 +245,8 @@ def test_large_chunks_travel_in_shards(device: str) -> None:
 
     host, x = _data(device, (64, 48))
     header, frames = serialize_and_split(x[::-1, 1:], size=4096)  # a view: sent as its own values
-    payload = [f.nbytes for f in map(memoryview, frames)][1:]
+    assert header["serializer"] == "dask"
+    payload = [f.nbytes for f in map(memoryview, frames)]
     assert payload == [4096] * 5 + [64 * 47 * 8 - 5 * 4096]
     got = merge_and_deserialize(header, [bytearray(f) for f in frames])
     _check(got, host[::-1, 1:], device)
@@ -255,3 +257,45 @@ def test_to_backend_numpy_is_the_explicit_copy() -> None:
     n = d.to_backend("numpy")
     assert type(n._meta) is np.ndarray
     assert type(n.compute(scheduler="threads")) is np.ndarray
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_scheduler_route_sends_the_bytes_out_of_band(device: str) -> None:
+    """Messages to and through the scheduler are pickled with protocol 4, which would carry an
+    array in band (copied three to four times); distributed's own serializer sends it as one
+    frame of the array's memory (host-resident devices: no copy) on every route, rebuilt on its
+    device."""
+    from distributed.protocol.serialize import deserialize, serialize
+
+    host, x = _data(device, (5, 6))
+    for context in ({"pickle-protocol": 4}, {"pickle-protocol": 5}, None):
+        header, frames = serialize(x, context=context)
+        assert header["serializer"] == "dask" and len(frames) == 1
+        if "host" in x.device.backend.capabilities:
+            assert np.shares_memory(np.asarray(frames[0]), x.device.backend.to_host(x._ref))
+        _check(deserialize(header, [bytearray(f) for f in frames]), host, device)
+    empty = nd.zeros((0, 3), device=device)
+    header, frames = serialize(empty)
+    assert deserialize(header, frames).shape == (0, 3)
+
+
+def test_a_fresh_client_and_workers_know_the_serializer() -> None:
+    """No ``ndplane.dask`` anywhere, ndplane imported before distributed, workers without a
+    preload: the ``dask.sizeof`` entry point registers the serializer in each process, so a
+    result gathered through the scheduler comes back as an ndplane array on its device."""
+    code = """if True:
+        import ndplane as nd
+        import distributed
+        from distributed.protocol.serialize import serialize
+        assert serialize(nd.zeros(2, device="numpy"))[0]["serializer"] == "dask"
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                                      silence_logs=40) as cluster, distributed.Client(cluster) as c:
+            y = c.submit(lambda: nd.arange(6.0, device="numpy:1") * 2.0).result()
+            assert type(y) is nd.Array and y.device == "numpy:1" and y.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+            kinds = c.run(lambda: serialize(nd.zeros(2, device="numpy"))[0]["serializer"])
+            assert set(kinds.values()) == {"dask"}, kinds
+            assert not any(c.run(lambda: "ndplane.dask" in __import__("sys").modules).values())
+        print("ok")
+    """
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]

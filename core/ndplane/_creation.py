@@ -455,17 +455,27 @@ def reduce_ex(x: Array, protocol: int) -> tuple[Any, ...]:
     >>> pickle.loads(pickle.dumps(nd.asarray([1.5, 2.5], device="numpy")))
     Array([1.5, 2.5], dtype=float64, device='numpy:0')
     """
-    backend = x._storage.backend
-    # NOTE: on a host-resident backend a contiguous array is pickled from its own memory (to_host's
-    # view keeps the buffer alive, as for numpy.asarray): protocol 5 sends it without a copy.
-    host = np.ascontiguousarray(backend.to_host(x._ref)) if "host" in backend.capabilities else x.to_numpy()
+    if protocol < 5:
+        return (_unpickle, (host_values(x), x.dtype.name, x.shape, str(x.device)))
     # NOTE: the out-of-band buffer is flat bytes, as NumPy's own Dask serializer sends: distributed
     # cuts frames into 64 MiB shards along a memoryview's first axis, which for an (8000, 8000)
     # buffer was one 512 MB shard and seven empty ones. NumPy's stubs declare ndarray a Buffer
     # only for Python >= 3.12 (ndarray.__buffer__).
-    flat = host.reshape(-1).view(np.uint8)
-    data: Any = pickle.PickleBuffer(flat) if protocol >= 5 else host  # type: ignore[arg-type]
+    data = pickle.PickleBuffer(host_bytes(x))  # type: ignore[arg-type]
     return (_unpickle, (data, x.dtype.name, x.shape, str(x.device)))
+
+
+def host_values(x: Array) -> np.ndarray:
+    """``x``'s values in a C-contiguous NumPy array: on a host-resident backend, a contiguous
+    ``x``'s own memory (to_host's view keeps the buffer alive, as for numpy.asarray), so pickle
+    protocol 5 and Dask's serializer (``ndplane._dask_serialize``) send it without a copy."""
+    backend = x._storage.backend
+    return np.ascontiguousarray(backend.to_host(x._ref)) if "host" in backend.capabilities else x.to_numpy()
+
+
+def host_bytes(x: Array) -> np.ndarray:
+    """:func:`host_values` as flat bytes (uint8): one buffer a transport may cut anywhere."""
+    return host_values(x).reshape(-1).view(np.uint8)
 
 
 def _unpickle(data: Any, dtype_name: str, shape: tuple[int, ...], device: str) -> Array:

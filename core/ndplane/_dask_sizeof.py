@@ -4,13 +4,16 @@ point (``pyproject.toml``) in every process that imports Dask -- the client and 
 ndplane chunk holds (without it Dask counts a chunk as the ~100 bytes of the Python object).
 
 Dask calls :func:`register` while ``import dask`` runs, so this module imports no Dask
-module; ``ndplane.dask`` registers the rest (chunk type, dask.array dispatches).
+module; :func:`register` also arranges ``distributed``'s serializer for ndplane arrays
+(``ndplane._dask_serialize``) in every such process; ``ndplane.dask`` registers the rest (chunk
+type, dask.array dispatches).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from . import _dask_serialize
 from ._array import Array
 
 __all__ = ["nbytes", "register"]
@@ -42,3 +45,6 @@ def register(sizeof: Any) -> None:
     sizeof(Array) -> nbytes
     """
     sizeof.register(Array)(nbytes)
+    # NOTE: the entry point is the one hook Dask runs in every process that imports it (workers
+    # included); distributed's serializer for ndplane arrays is arranged from here too.
+    _dask_serialize.install()
