@@ -3,8 +3,10 @@
 The chunks need little from here: ``Array`` speaks NumPy's protocols (``__array_function__``
 and ``__array_ufunc__`` map the NumPy functions Dask calls onto ndplane's own, see
 ``_numpy_protocol``), has the NumPy-style methods Dask calls (``copy``, ``ravel``,
-``squeeze``, ``astype``, ``reshape``, ...) and pickles with protocol 5 onto the same device.
-Importing this module registers the rest with Dask, once per process:
+``squeeze``, ``astype``, ``reshape``, ...), pickles with protocol 5 onto the same device, and
+travels between ``distributed`` processes by that library's own serializer
+(``ndplane._dask_serialize``, registered in every process through the ``dask.sizeof`` entry
+point). Importing this module registers the rest with Dask, once per process:
 
 - ``dask.array.register_chunk_type(Array)``: a Dask array takes ndplane arrays as operands
   (``dask_array + ndplane_array`` wraps the ndplane array instead of deferring to it);
