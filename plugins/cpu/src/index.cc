@@ -521,7 +521,7 @@ void run_cross(const View& a, const View& b, const View& out) {
             const T* P = reinterpret_cast<const T*>(a.data);
             const T* Q = reinterpret_cast<const T*>(b.data);
             T* O = reinterpret_cast<T*>(out.data);
-            const int64_t m = out.shape[0], pr = a.strides[0], pc = a.strides[1], qr = b.strides[0], qc = b.strides[1];
+            const int64_t m = out.shape[0], a0 = a.strides[0], a1 = a.strides[1], b0 = b.strides[0], b1 = b.strides[1];
             auto rows = [&](int64_t lo, int64_t hi, int64_t pr, int64_t pc, int64_t qr, int64_t qc) {
                 for (int64_t i = lo; i < hi; ++i) {
                     const T* x = P + i * pr;
@@ -532,10 +532,10 @@ void run_cross(const View& a, const View& b, const View& out) {
                     O[3 * i + 2] = sub(mul(x0, y1), mul(x1, y0));
                 }
             };
-            const bool dense = (m == 1 || (pr == 3 && qr == 3)) && pc == 1 && qc == 1;
+            const bool dense = (m == 1 || (a0 == 3 && b0 == 3)) && a1 == 1 && b1 == 1;
             parallel_range(m, GRAIN / 3, [&](int64_t lo, int64_t hi) {
-                if (dense) rows(lo, hi, 3, 1, 3, 1);
-                else rows(lo, hi, pr, pc, qr, qc);
+                if (dense) rows(lo, hi, 3, 1, 3, 1);  // constants: the compiler sees the layout
+                else rows(lo, hi, a0, a1, b0, b1);
             });
         }
     });
