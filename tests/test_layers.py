@@ -51,7 +51,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ]),
     ("clients of the package: examples, command line, conformance suite", [
         "examples._data", "examples.digits_mlp", "examples.*", "examples", "_scaffold", "cli", "__main__",
-        "_dask_sizeof", "dask", "cubed",
+        "_dask_serialize", "_dask_sizeof", "dask", "cubed",
         "conformance._helpers", "conformance.plugin", "conformance.*", "conformance",
     ]),
 ]  # fmt: skip
