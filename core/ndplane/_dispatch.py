@@ -795,8 +795,7 @@ def fused_cross(a: Array, b: Array, shape: tuple[int, ...], axis: int) -> Array 
     if dtype.kind not in ("int", "uint", "float") or ((a.requires_grad or b.requires_grad) and _graph.is_grad_enabled()):
         return None
     ndim = len(shape)
-    ax = ndim + axis
-    order = tuple(range(ndim)) if axis == -1 else (*range(ax), *range(ax + 1, ndim), ax)
+    order = _layout.move_axes(ndim, (ndim + axis,), (ndim - 1,), "linalg.cross")
     moved = tuple(shape[i] for i in order)
     m = _layout.prod(moved[:-1])
     out = _out(st.device, backend, dtype, moved, m * 3)
@@ -811,12 +810,12 @@ def fused_cross(a: Array, b: Array, shape: tuple[int, ...], axis: int) -> Array 
             layout = None
             if axis != -1 or r.shape != shape:
                 strides = _layout.broadcast_strides(r.shape, r.strides, shape, "linalg.cross")
-                layout = (moved, tuple(strides[i] for i in order))
+                layout = _layout.permute(shape, strides, order, "linalg.cross")
             refs.append(_as_2d(x, backend, m, 3, keep, layout))
         backend.fused("cross", tuple(refs), Ref(out._ref.buffer, dtype, (m, 3), (3, 1), 0, m * 3, True), {})
     if axis == -1:
         return out
-    back = (*range(ax), ndim - 1, *range(ax, ndim - 1))
+    back = _layout.move_axes(ndim, (ndim - 1,), (ndim + axis,), "linalg.cross")
     shape2, strides2 = _layout.permute(moved, out._ref.strides, back, "linalg.cross")
     return _new(out._storage, dtype, shape2, strides2, 0)
 
