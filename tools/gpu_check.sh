@@ -9,7 +9,8 @@
 #                                     benchmarks/bench_webgpu.py (the table) and
 #                                     bench_webgpu_matmul.py
 # OUT defaults to $OUT, else /tmp/out. Each fits one 10-minute call of the device tool after
-# `source .gpu/on-device.sh` (../shared/gpu/); JOBS sets pytest-xdist's workers (default 8).
+# `source .gpu/on-device.sh` (../shared/gpu/); JOBS sets pytest-xdist's workers (default 8),
+# CONF_TIMEOUT (420) and BENCH_TIMEOUT (240) the seconds a conformance run and a benchmark may take.
 set -uo pipefail
 backend="${1:?usage: tools/gpu_check.sh cuda|webgpu [OUT]}"
 out="${2:-${OUT:-/tmp/out}}/$backend"
@@ -29,7 +30,7 @@ echo "$backend plugin tests: exit $?" | tee -a "$out/summary.txt"
 xdist=(); python -c "import xdist" 2>/dev/null && xdist=(-n "${JOBS:-8}")
 # -v names every finished test, and SIGINT after CONF_TIMEOUT seconds (default 420) still
 # prints the summary: the first cuda run, on 8 workers, had reached 97 % after 4.5 minutes.
-NDPLANE_FALLBACK=error timeout -s INT "${CONF_TIMEOUT:-420}" python -m pytest -v -rfE --tb=short -p no:cacheprovider \
+NDPLANE_FALLBACK=error timeout -k 10 -s INT "${CONF_TIMEOUT:-420}" python -m pytest -v -rfE --tb=short -p no:cacheprovider \
   "${xdist[@]}" --pyargs ndplane.conformance --ndplane-backend "$backend" --junitxml="$out/conformance.xml" \
   > "$out/conformance.log" 2>&1
 echo "$backend conformance (NDPLANE_FALLBACK=error): exit $?" | tee -a "$out/summary.txt"
@@ -41,12 +42,17 @@ if [ "$backend" = cuda ]; then
       python -m pytest -q -p no:cacheprovider plugins/cuda/tests/test_gpu.py -x > "$out/memcheck.log" 2>&1
     echo "compute-sanitizer memcheck: exit $?" | tee -a "$out/summary.txt"
   fi
-  python benchmarks/bench_cuda.py --json "$out/bench_cuda.json" > "$out/bench_cuda.log" 2>&1
+  timeout -k 10 -s INT "${BENCH_TIMEOUT:-240}" \
+    python benchmarks/bench_cuda.py --json "$out/bench_cuda.json" > "$out/bench_cuda.log" 2>&1
   echo "bench_cuda: exit $?" | tee -a "$out/summary.txt"
 else
-  python benchmarks/bench_webgpu.py --json "$out/bench_webgpu.json" > "$out/bench_webgpu.log" 2>&1
+  # NOTE: timeout -k: on an H200 (2026-12-04) bench_webgpu_matmul.py hung inside wgpu and
+  # ignored SIGINT, holding the device call until its limit.
+  timeout -k 10 -s INT "${BENCH_TIMEOUT:-240}" \
+    python benchmarks/bench_webgpu.py --json "$out/bench_webgpu.json" > "$out/bench_webgpu.log" 2>&1
   echo "bench_webgpu: exit $?" | tee -a "$out/summary.txt"
-  python benchmarks/bench_webgpu_matmul.py --sizes 1024,4096 > "$out/bench_webgpu_matmul.log" 2>&1
+  timeout -k 10 -s INT "${BENCH_TIMEOUT:-240}" \
+    python benchmarks/bench_webgpu_matmul.py --sizes 1024,4096 > "$out/bench_webgpu_matmul.log" 2>&1
   echo "bench_webgpu_matmul: exit $?" | tee -a "$out/summary.txt"
 fi
 tail -n 3 "$out"/*.log >> "$out/summary.txt"
