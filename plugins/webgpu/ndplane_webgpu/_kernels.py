@@ -240,10 +240,15 @@ def _reduce_parts(op: str, xct: str, oct_: str) -> dict[str, str]:
                     IDENTITY_INDEX="0u", FOLD=f"acc = {fold};", MERGE=f"sv[t] = {merge};",
                     RESULT="rv", BETTER="  return false;")  # fmt: skip
     if op in ("any", "all"):
-        sym = "||" if op == "any" else "&&"
-        return dict(ACC="bool", LOAD=G.truth(xct, ld), IDENTITY="false" if op == "any" else "true",
+        # NOTE: truth values as u32 0/1, never bool: reduce.wgsl keeps its partials in workgroup
+        # memory, where naga emits a bool as OpTypeBool that a driver may store in one byte and
+        # write by read-modify-write of its word (gfx-rs/wgpu#6570, open): on an H200 the tree's
+        # neighbouring threads then lost each other's updates (any of bool, all of float16 wrong;
+        # lavapipe right).
+        sym = "|" if op == "any" else "&"
+        return dict(ACC="u32", LOAD=f"select(0u, 1u, {G.truth(xct, ld)})", IDENTITY="0u" if op == "any" else "1u",
                     IDENTITY_INDEX="0u", FOLD=f"acc = acc {sym} v;", MERGE=f"sv[t] = sv[t] {sym} sv[t + s];",
-                    RESULT=G.conv("bool", oct_, "rv"), BETTER="  return false;")  # fmt: skip
+                    RESULT=G.conv("bool", oct_, "(rv != 0u)"), BETTER="  return false;")  # fmt: skip
     acc = "u32" if xct == "bool" else xct
     result = G.conv(acc, oct_, "rv") if op in ("max", "min") else G.conv("u32", oct_, "ri")
     return dict(ACC=acc, LOAD=G.conv(xct, acc, ld), IDENTITY=_ZERO[acc], IDENTITY_INDEX="EMPTY",

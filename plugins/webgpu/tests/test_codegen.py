@@ -5,7 +5,9 @@ Some driver freedoms cannot show on lavapipe: WGSL ``%`` on a signed integer bec
 NVIDIA's driver returns wrong remainders where lavapipe returns right ones. So the rule is
 checked on the generated source instead: the only ``%`` is the one inside ``u_mod`` (and
 ``u64_mod`` for 64-bit integers), whose unsigned signature the WGSL compiler enforces at every
-call. The scan covers the 64-bit dtypes' shaders (int64.wgsl, float64.wgsl, f64math.wgsl pasted in)
+call. Likewise no shader keeps a ``bool`` in workgroup memory: naga emits it as ``OpTypeBool``,
+which a driver may store in one byte written by read-modify-write of its word, so neighbouring
+threads lose each other's writes (gfx-rs/wgpu#6570; any/all reductions on an H200). The scan covers the 64-bit dtypes' shaders (int64.wgsl, float64.wgsl, f64math.wgsl pasted in)
 where the adapter has them, and the complex ones (complex.wgsl, and its complex128 twin).
 """
 
@@ -107,6 +109,7 @@ def test_no_percent_on_signed_integers_in_any_generated_shader(be, host, sources
     for key, src in sources.items():
         code = _strip_comments(src).replace(U_MOD, "").replace(U64_MOD, "")
         assert "%" not in code, f"{key}: '%' outside u_mod / u64_mod (use them on unsigned operands)"
+        assert not re.search(r"var<workgroup>[^;]*\bbool\b", code), f"{key}: a bool in workgroup memory (use u32)"
         if not re.search(r"int64|float64|complex128|[iuf]64", repr(key)):
             # a 32-bit shader (complex64's included) must compile on an adapter without
             # shader-int64 / shader-f64
