@@ -684,6 +684,26 @@ def fused_nll(x: Array, target: Array, reduction: str) -> Array:
     return out
 
 
+def fused_take_along(x: Array, indices: Array) -> Array:
+    """``x`` (..., N) gathered row by row at ``indices`` (..., J) of the same leading shape, in
+    the indexing dtype, through the backend's ``fused:take_along`` -> (..., J) C-contiguous; an
+    index outside [0, N) raises the backend's IndexError where it declares ``checked-indices``.
+    ``x`` is viewed as (M, N) where its layout allows, else compacted. The caller checked the
+    capability."""
+    st = x._storage
+    backend = st.backend
+    *lead, n = x.shape
+    m, j = _layout.prod(lead), indices.shape[-1]
+    out = _out(st.device, backend, x.dtype, (*lead, j), m * j)
+    if out.size:
+        keep: list[Array] = []
+        ir = compact_ref(indices, keep)
+        idx = Ref(ir.buffer, ir.dtype, (m, j), (j, 1), ir.offset, m * j, True)
+        ref = Ref(out._ref.buffer, x.dtype, (m, j), (j, 1), 0, m * j, True)
+        backend.fused("take_along", (_as_2d(x, backend, m, n, keep), idx), ref, {})
+    return out
+
+
 def fused_map(op: str, x: Array, params: dict[str, Any]) -> Array:
     """An elementwise fused op (``clip``): ``x`` as a C-contiguous (N,) Ref (compacted first
     where it is not), into a fresh array of ``x``'s dtype and shape; the caller checked the

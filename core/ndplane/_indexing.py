@@ -135,9 +135,21 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
         x.shape[:ax] + (1,) + x.shape[ax + 1 :], indices.shape[:ax] + (1,) + indices.shape[ax + 1 :],
         name="take_along_axis",
     )[:ax] + (indices.shape[ax],) + _layout.broadcast_shapes(x.shape[ax + 1 :], indices.shape[ax + 1 :])
+    xs = broadcast_to(x, shape[:ax] + (n,) + shape[ax + 1 :])
+    backend = x.device.backend
+    if "fused:take_along" in backend.capabilities and not x.requires_grad and x.size and indices.size:
+        # NOTE: one gather of each row at its own indices, where the road below checks the
+        # bounds (a pass and a read to the host), offsets every index by its row and takes flat.
+        index_dtype = backend.default_dtypes["indexing"]
+        if CHECKED_INDICES in backend.capabilities:
+            try:
+                raw = indices if indices.dtype is index_dtype else _dispatch.cast(indices, index_dtype)
+                return _take_along(xs, raw, shape, ax)
+            except IndexError:
+                pass  # named, or negative indices wrapped, by the check below
+        return _take_along(xs, normalize_indices(indices, n, "take_along_axis"), shape, ax)
     idx = normalize_indices(indices, n, "take_along_axis")
     # Flatten to one gather over x moved to (..., n): offset each row's indices by row * n.
-    xs = broadcast_to(x, shape[:ax] + (n,) + shape[ax + 1 :])
     idx = broadcast_to(idx, shape)
     xm = moveaxis(xs, ax, -1)
     im = moveaxis(idx, ax, -1)
@@ -147,6 +159,14 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     out = take_in_range(reshape(xm, (rows * n,)), flat, 0)  # in [0, rows * n) by construction
     out = moveaxis(reshape(out, im.shape), -1, ax)
     return out if out._ref.contiguous else _dispatch.copy_of(out)  # C order, as every other result
+
+
+def _take_along(xs: Array, idx: Array, shape: tuple[int, ...], ax: int) -> Array:
+    """take_along_axis's fused road: ``xs`` (x broadcast to the result's shape but ``n`` on
+    ``ax``) at ``idx`` in the indexing dtype, broadcast to ``shape``; C order."""
+    out = _dispatch.fused_take_along(moveaxis(xs, ax, -1), moveaxis(broadcast_to(idx, shape), ax, -1))
+    out = moveaxis(out, -1, ax)
+    return out if out._ref.contiguous else _dispatch.copy_of(out)
 
 
 def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:

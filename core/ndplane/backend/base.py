@@ -313,6 +313,12 @@ class Backend:
           indices)`` with ``x`` (A, N, B), ``indices`` (K,) in the indexing dtype, every one in
           ``[0, N)`` (with ``CHECKED_INDICES``: any, an IndexError for one outside); ``out``
           (A, K, B) of ``x``'s dtype, ``out[a, k, b] = x[a, indices[k], b]``.
+        - ``take_along`` (:func:`ndplane.take_along_axis`: one gather instead of a bounds
+          check, each index offset by its row and a flat ``take``): ``inputs = (x, indices)``
+          with ``x`` (M, N) of any dtype, laid out as :meth:`reduce`'s ``x``, and ``indices``
+          (M, J) C-contiguous in the indexing dtype, every one in ``[0, N)`` (with
+          ``CHECKED_INDICES``: any, an IndexError for one outside, a negative one too); ``out``
+          (M, J) C-contiguous of ``x``'s dtype, ``out[m, j] = x[m, indices[m, j]]``.
         - ``put_axis`` (``x[int array] = y`` on one axis, in place like ``adam``): ``inputs =
           (indices, values)``, ``indices`` (K,) as above, ``values`` (A, K, B) of ``out``'s dtype,
           ``out`` (A, N, B) the array written: ``out[a, indices[k], b] = values[a, k, b]``; where

@@ -54,7 +54,7 @@ HOST_RESIDENT = "host"
 FUSED_OPS = frozenset({
     "softmax", "log_softmax", "logsumexp", "layer_norm", "adam", "conv2d", "take_axis", "put_axis",
     "max_pool2d", "avg_pool2d", "count_nonzero", "minmax", "nonzero", "searchsorted", "arange", "sumsq",
-    "clip", "nll", "uniform", "batch_norm",
+    "clip", "nll", "uniform", "batch_norm", "batch_norm_grad", "cross", "integers", "take_along",
 })  # fmt: skip
 """Composites a backend may fuse: it declares ``"fused:<op>"`` and implements ``Backend.fused``.
 Each is optional (a backend without it gets the generic algorithm), so adding one -- ``adam``
@@ -90,7 +90,7 @@ Optional (without it a device array exports a host copy and imports by copying),
 left :data:`PROTOCOL_VERSION` unchanged."""
 
 CHECKED_INDICES = "checked-indices"
-"""``take``, and ``fused:take_axis`` where declared, raise IndexError for an index outside
+"""``take``, and ``fused:take_axis`` and ``fused:take_along`` where declared, raise IndexError for an index outside
 ``[0, N)`` (a negative one too) before they return, instead of trusting the core's check. The core
 then runs them on a gather's indices as given and checks them itself (naming the index, or making
 negative ones count from the end) only after such an error: one bounds pass and one read to the

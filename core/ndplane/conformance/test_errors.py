@@ -28,8 +28,9 @@ def _raises_before_reading(device: nd.Device, exc: Any, match: str, fn: Callable
                            x: nd.Array, gather: bool = False) -> None:  # fmt: skip
     """``fn()`` raises ``exc`` and no kernel received ``x``'s memory first; kernels on other
     arrays may run (natively, or as the host fallback's to_host, from_host and copy). A
-    ``gather`` on a device with ``CHECKED_INDICES`` may hand ``x`` to ``take`` or
-    ``fused:take_axis``, whose contract is then to refuse the indices before reading."""
+    ``gather`` on a device with ``CHECKED_INDICES`` may hand ``x`` to ``take``,
+    ``fused:take_axis`` or ``fused:take_along``, whose contract is then to refuse the indices
+    before reading."""
     with h.KernelSpy(device) as spy, pytest.raises(exc, match=match):
         fn()
     if gather and CHECKED_INDICES in device.backend.capabilities:
@@ -126,7 +127,7 @@ def test_index_out_of_range(device: nd.Device) -> None:
     _raises_before_reading(device, IndexError, "bounds", lambda: a[idx], a, gather=True)
     idx2 = nd.reshape(idx, (1, 2))
     _raises_before_reading(device, IndexError, "take_along_axis",
-                           lambda: nd.take_along_axis(a, idx2, axis=1), a)  # fmt: skip
+                           lambda: nd.take_along_axis(a, idx2, axis=1), a, gather=True)  # fmt: skip
     mask = nd.asarray([True, False, True], device=device)
     _raises_before_kernels(device, IndexError, "boolean", lambda: a[mask])
 

@@ -29,6 +29,9 @@ void run_sumsq(const View& x, const View* centre, const View& out);
 void run_scan(int op, const View& x, const View& out);
 void run_matmul(const View& a, const View& b, const View& out);
 void run_take(const View& x, const View& indices, const View& out);
+// fused take_along (index.cc): x (M, N) any strides, indices (M, J) and out (M, J) C-contiguous:
+// out[m, j] = x[m, indices[m, j]], every index checked to be in [0, N) first.
+void run_take_along(const View& x, const View& indices, const View& out);
 void run_scatter_add(const View& out, const View& indices, const View& values);
 // fused take_axis / put_axis (index.cc): x or out (A, N, B), indices (K,), the other (A, K, B),
 // all C-contiguous: out[a, k, b] = x[a, indices[k], b], and out[a, indices[k], b] = values[a, k, b]
@@ -36,7 +39,7 @@ void run_scatter_add(const View& out, const View& indices, const View& values);
 enum IndexFused : int {
     FU_TAKE_AXIS = 70, FU_PUT_AXIS = 71, FU_COUNT_NONZERO = 74, FU_MINMAX = 75, FU_NONZERO = 76,
     FU_SEARCHSORTED = 77, FU_ARANGE = 78, FU_SUMSQ = 79, FU_CLIP = 80, FU_NLL = 81, FU_UNIFORM = 82, FU_BATCH_NORM = 83,
-    FU_BATCH_NORM_GRAD = 84, FU_INTEGERS = 85, FU_CROSS = 86
+    FU_BATCH_NORM_GRAD = 84, FU_INTEGERS = 85, FU_CROSS = 86, FU_TAKE_ALONG = 87
 };
 // fused nll (index.cc): x (M, K) of a real float dtype and any strides, target (M,) integer (each in
 // [0, K), else index_error); out (M,) = -x[m, target[m]] or (1,) = their sum (/ M for the mean).

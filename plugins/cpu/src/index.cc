@@ -280,6 +280,44 @@ void run_take_axis(const View& x, const View& indices, const View& out) {
     if (out.size) take_rows(x, idx, out);
 }
 
+// fused take_along: out (M, J) = x (M, N) at indices (M, J) along the rows, out[m, j] =
+// x[m, indices[m, j]]: one gather where the composite offsets every index by its row (an add
+// over all of them) and checks the sum. x of any strides; indices and out C-contiguous; every
+// index checked first (one vectorised pass), so no read leaves x.
+void run_take_along(const View& x, const View& indices, const View& out) {
+    const char* fn = "fused take_along";
+    if (x.ndim != 2 || indices.ndim != 2 || out.ndim != 2 || indices.shape[0] != x.shape[0] ||
+        out.shape[0] != x.shape[0] || out.shape[1] != indices.shape[1])
+        throw std::invalid_argument("fused take_along: expected x (M, N), indices (M, J) and out (M, J).");
+    require_dtype(fn, "out", out, x.dtype);
+    if (!is_c_contiguous(indices) || !is_c_contiguous(out))
+        throw std::invalid_argument("fused take_along: indices and out must be C-contiguous.");
+    View flat = indices;  // the indices as one row, for checked_indices
+    flat.ndim = 1;
+    flat.shape[0] = indices.size;
+    flat.strides[0] = 1;
+    std::vector<int64_t> hold;
+    const int64_t* idx = checked_indices(fn, flat, x.shape[1], hold);
+    if (!out.size) return;
+    const int64_t M = x.shape[0], J = out.shape[1], s0 = x.strides[0], s1 = x.strides[1];
+    dispatch_bits(x.dtype, [&](auto t) {
+        using T = decltype(t);
+        const T* X = reinterpret_cast<const T*>(x.data);
+        T* O = reinterpret_cast<T*>(out.data);
+        parallel_range(M, std::max<int64_t>(1, GRAIN / std::max<int64_t>(J, 1)), [&](int64_t b, int64_t e) {
+            for (int64_t m = b; m < e; ++m) {
+                const T* row = X + m * s0;
+                const int64_t* im = idx + m * J;
+                T* o = O + m * J;
+                if (s1 == 1)
+                    for (int64_t j = 0; j < J; ++j) o[j] = row[im[j]];
+                else
+                    for (int64_t j = 0; j < J; ++j) o[j] = row[im[j] * s1];
+            }
+        });
+    });
+}
+
 void run_put_axis(const View& out, const View& indices, const View& values) {
     check_rows3("fused put_axis", out, values, indices);
     require_dtype("fused put_axis", "values", values, out.dtype);

@@ -313,6 +313,7 @@ void init_op_tables() {
     g_fused.add("conv2d", FU_CONV2D);
     g_fused.add("take_axis", FU_TAKE_AXIS);
     g_fused.add("put_axis", FU_PUT_AXIS);
+    g_fused.add("take_along", FU_TAKE_ALONG);
     g_fused.add("max_pool2d", FU_MAX_POOL2D);
     g_fused.add("avg_pool2d", FU_AVG_POOL2D);
     g_fused.add("count_nonzero", FU_COUNT_NONZERO);
@@ -650,6 +651,12 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
         auto [v0, v1, vo] = views(fn, input(inputs, 0), input(inputs, 1), out);
         if (code == FU_TAKE_AXIS) return maybe_release(vo.size, [&] { run_take_axis(v0, v1, vo); });
         return maybe_release(v1.size, [&] { run_put_axis(vo, v0, v1); });
+    }
+    if (code == FU_TAKE_ALONG) {
+        // fused("take_along", (x, indices), out, {}): src/driver.h
+        fused_inputs(inputs, 2, 2, "fused take_along", "a tuple (x, indices)");
+        auto [vx, vi, vo] = views("fused take_along", input(inputs, 0), input(inputs, 1), out);
+        return maybe_release(vo.size, [&] { run_take_along(vx, vi, vo); });
     }
     if (code == FU_CROSS) {
         fused_inputs(inputs, 2, 2, "fused cross", "a tuple (a, b)");

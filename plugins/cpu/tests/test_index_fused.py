@@ -657,3 +657,67 @@ def test_cross_kernel_checks():
         p = nd.astype(a, dt)
         with pytest.raises(TypeError, match=f"real numeric dtype; got {dt.name}"):
             be.fused("cross", (p._ref, p._ref), held(nd.astype(out, dt)), {})
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("kind", LAYOUTS)
+def test_take_along_axis_through_the_fused_gather(dtype, kind):
+    """take_along_axis on every axis of every layout, index dtype and sign (negative indices
+    take the checked road's second try), against NumPy; the result C-contiguous."""
+    rng = np.random.default_rng(2)
+    assert "fused:take_along" in nd.asarray([1], device="cpu").device.backend.capabilities
+    for shape in [(7, 5), (6, 4, 3), (40, 300), (1, 1), (3, 2, 1)]:
+        a, x = layout(host(rng, shape, dtype), kind)
+        for ax in range(a.ndim):
+            n = a.shape[ax]
+            ishape = list(a.shape)
+            ishape[ax] = 4
+            for idt, lo in ((np.int64, 0), (np.int64, -n), (np.int32, -n), (np.uint8, 0), (np.int16, 0)):
+                idx = rng.integers(lo, n, ishape).astype(idt)
+                got = nd.take_along_axis(x, nd.asarray(idx, device="cpu"), axis=ax)
+                want = np.take_along_axis(a, idx.astype(np.int64), axis=ax)
+                assert got.shape == want.shape
+                np.testing.assert_array_equal(np.asarray(got), want)
+                assert got._ref.contiguous
+
+
+def test_take_along_axis_broadcasts_and_names_a_bad_index():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((5, 1, 6))
+    x = nd.asarray(a, device="cpu")
+    idx = rng.integers(-6, 6, (1, 4, 3))
+    np.testing.assert_array_equal(np.asarray(nd.take_along_axis(x, nd.asarray(idx, device="cpu"), axis=2)),
+                                  np.take_along_axis(a, idx, axis=2))
+    for bad in (6, -7):
+        wrong = idx.copy()
+        wrong[0, 2, 1] = bad
+        with pytest.raises(IndexError, match=f"take_along_axis: index {bad} is out of bounds for size 6"):
+            nd.take_along_axis(x, nd.asarray(wrong, device="cpu"), axis=2)
+
+
+def test_take_along_kernel_checks():
+    """fused take_along refuses what its kernel cannot take before it reads x: shapes, the
+    layouts of indices and out, out's dtype, and any index outside [0, N) (a negative one too)."""
+    be = nd.asarray([1], device="cpu").device.backend
+    x = nd.asarray(np.arange(12.0).reshape(3, 4), device="cpu")
+    idx = nd.asarray([[3, 0], [1, 1], [2, 3]], device="cpu")
+    out = nd.zeros((3, 2), dtype=nd.float64, device="cpu")
+    be.fused("take_along", (x._ref, idx._ref), out._ref, {})
+    assert out.tolist() == [[3.0, 0.0], [5.0, 5.0], [10.0, 11.0]]
+    be.fused("take_along", (held(x[:, ::-1]), idx._ref), out._ref, {})  # a strided x, rows reversed
+    want = np.take_along_axis(np.arange(12.0).reshape(3, 4)[:, ::-1], np.asarray(idx), axis=1)
+    np.testing.assert_array_equal(np.asarray(out), want)
+    cases = [
+        ((x._ref, held(idx[:2])), out._ref, ValueError, r"expected x \(M, N\), indices \(M, J\) and out \(M, J\)"),
+        ((x._ref, idx._ref), held(nd.zeros((3, 3), dtype=nd.float64, device="cpu")), ValueError, "expected x"),
+        ((x._ref, held(nd.asarray([[3, 0, 1, 2]] * 3, device="cpu")[:, ::2])), out._ref, ValueError, "C-contiguous"),
+        ((x._ref, idx._ref), held(nd.zeros((3, 2), dtype=nd.float32, device="cpu")), TypeError, "float64"),
+        ((x._ref, held(nd.asarray([[3, 0], [4, 1], [2, 3]], device="cpu"))), out._ref, IndexError, "index 4 is out"),
+        ((x._ref, held(nd.asarray([[3, 0], [1, -1], [2, 3]], device="cpu"))), out._ref, IndexError, "index -1 is out"),
+        ((x._ref, held(nd.asarray([[0.5, 0], [1, 1], [2, 3]], device="cpu"))), out._ref, TypeError, "integer dtype"),
+    ]
+    before = out.tolist()
+    for inputs, o, error, message in cases:
+        with pytest.raises(error, match=message):
+            be.fused("take_along", inputs, o, {})
+    assert out.tolist() == before
