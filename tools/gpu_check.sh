@@ -46,8 +46,8 @@ if [ "$backend" = cuda ]; then
     python benchmarks/bench_cuda.py --json "$out/bench_cuda.json" > "$out/bench_cuda.log" 2>&1
   echo "bench_cuda: exit $?" | tee -a "$out/summary.txt"
 else
-  # NOTE: timeout -k: on an H200 (2026-12-04) bench_webgpu_matmul.py hung inside wgpu and
-  # ignored SIGINT, holding the device call until its limit.
+  # NOTE: timeout -k: on an H200 (2026-12-04) bench_webgpu_matmul.py held the device call to its
+  # limit, deaf to SIGINT: NumPy's float16 matmul (a plain loop, minutes at 4096) it then timed.
   timeout -k 10 -s INT "${BENCH_TIMEOUT:-240}" \
     python benchmarks/bench_webgpu.py --json "$out/bench_webgpu.json" > "$out/bench_webgpu.log" 2>&1
   echo "bench_webgpu: exit $?" | tee -a "$out/summary.txt"
