@@ -90,11 +90,12 @@ Optional (without it a device array exports a host copy and imports by copying),
 left :data:`PROTOCOL_VERSION` unchanged."""
 
 CHECKED_INDICES = "checked-indices"
-"""``take``, and ``fused:take_axis`` and ``fused:take_along`` where declared, raise IndexError for an index outside
-``[0, N)`` (a negative one too) before they return, instead of trusting the core's check. The core
-then runs them on a gather's indices as given and checks them itself (naming the index, or making
-negative ones count from the end) only after such an error: one bounds pass and one read to the
-host fewer per ``take`` and ``x[int array]``. Optional, so adding it left :data:`PROTOCOL_VERSION`
+"""``take``, and ``fused:take_axis`` and ``fused:take_along`` where declared, raise IndexError for
+an index outside ``[0, N)`` (a negative one too) before they return, instead of trusting the
+core's check. The core then runs them on a gather's indices as given and checks them itself
+(naming the index, or making negative ones count from the end) only after such an error: one
+bounds pass and one read to the host fewer per ``take``, ``take_along_axis`` and ``x[int
+array]``. Optional, so adding it left :data:`PROTOCOL_VERSION`
 unchanged; a backend that queues its work (and so cannot raise in the call) leaves it out."""
 
 FFT_REAL_INPUT = "fft-real-input"
