@@ -95,8 +95,8 @@ an index outside ``[0, N)`` (a negative one too) before they return, instead of 
 core's check. The core then runs them on a gather's indices as given and checks them itself
 (naming the index, or making negative ones count from the end) only after such an error: one
 bounds pass and one read to the host fewer per ``take``, ``take_along_axis`` and ``x[int
-array]``. Optional, so adding it left :data:`PROTOCOL_VERSION`
-unchanged; a backend that queues its work (and so cannot raise in the call) leaves it out."""
+array]``. Optional, so adding it left :data:`PROTOCOL_VERSION` unchanged; a backend that queues
+its work (and so cannot raise in the call) leaves it out."""
 
 FFT_REAL_INPUT = "fft-real-input"
 """``Backend.fft``'s ``fft`` and ``ifft`` also take a real ``x`` (float32 with a complex64 ``out``,

@@ -7,8 +7,9 @@ checked on the generated source instead: the only ``%`` is the one inside ``u_mo
 ``u64_mod`` for 64-bit integers), whose unsigned signature the WGSL compiler enforces at every
 call. Likewise no shader keeps a ``bool`` in workgroup memory: naga emits it as ``OpTypeBool``,
 which a driver may store in one byte written by read-modify-write of its word, so neighbouring
-threads lose each other's writes (gfx-rs/wgpu#6570; any/all reductions on an H200). The scan covers the 64-bit dtypes' shaders (int64.wgsl, float64.wgsl, f64math.wgsl pasted in)
-where the adapter has them, and the complex ones (complex.wgsl, and its complex128 twin).
+threads lose each other's writes (gfx-rs/wgpu#6570; any/all reductions on an H200). The scan
+covers the 64-bit dtypes' shaders (int64.wgsl, float64.wgsl, f64math.wgsl pasted in) where the
+adapter has them, and the complex ones (complex.wgsl, and its complex128 twin).
 """
 
 from __future__ import annotations
