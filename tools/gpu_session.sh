@@ -8,9 +8,10 @@
 # Steps: setup (carried wheels, the Vulkan loader, the project editable); then at once, on the
 # 16 cores, the conformance suite on cuda and on webgpu with NDPLANE_FALLBACK=error and the cuda
 # plugin's GPU tests; then one at a time on a quiet machine bench_cuda.py, bench_webgpu_matmul.py,
-# a compute-sanitizer memcheck of the cuda elementwise, take and fused-row tests, and
-# bench_scaling.py --quick at 16, 1, 4 and 8 threads while time is left. Every step runs under
-# `timeout -k`, so a hung one costs its cap, not the session (BENCH_CAP seconds for benchmarks).
+# a compute-sanitizer memcheck of the cuda elementwise, transpose, scan, argmax, take and fused-row
+# tests, and bench_scaling.py --quick at 16, 1, 4 and 8 threads (or SCALING_THREADS) while time is
+# left. Every step runs under `timeout -k`, so a hung one costs its cap, not the session
+# (BENCH_CAP seconds for benchmarks).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 T0=$(date +%s)
@@ -72,11 +73,12 @@ log "bench_webgpu_matmul: exit $?"
 if command -v compute-sanitizer >/dev/null; then
   NDPLANE_CUDA_NO_CACHE=1 run_capped 60 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
     python3 -m pytest -q -p no:cacheprovider plugins/cuda/tests/test_gpu.py -x \
-    -k "add_contiguous or misaligned or strided_layouts or take_ or fused_rows" > "$OUT/memcheck.log" 2>&1
+    -k "add_contiguous or misaligned or strided_layouts or take_ or fused_rows or transposed or scans or argmax_rows" \
+    > "$OUT/memcheck.log" 2>&1
   log "memcheck: exit $? :: $(grep -E 'ERROR SUMMARY|passed|failed' "$OUT/memcheck.log" | tail -n 2 | tr '\n' ' ')"
 fi
 # The 16 cores, one process per thread count (about 95 s each with --quick), the most wanted first.
-for t in 16 1 4 8; do
+for t in ${SCALING_THREADS:-16 1 4 8}; do
   (($(left) < 100)) && { log "bench_scaling: no time left for $t threads"; break; }
   run_capped 130 python3 benchmarks/bench_scaling.py --quick --threads "$t" --json "$OUT/scaling-$t.json" \
     > "$OUT/scaling-$t.log" 2>&1

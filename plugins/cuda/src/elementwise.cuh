@@ -109,6 +109,57 @@ __global__ void __launch_bounds__(BLOCK) ew_rows_kernel(int64_t rows, int64_t pa
     }
 }
 
+// A transposing launch (one input read along the plan's second-to-last axis, the output
+// along its last: x.T copied, cast or mapped): 32 x 32 tiles through shared memory, so both
+// the reads and the writes coalesce where the element-order kernel reads with a stride of a
+// whole row. Blocks: x over the last axis's tiles, y over the second-to-last's, z (striding)
+// over the leading axes' indices, whose offsets are computed once per block.
+inline constexpr int TILE = 32;
+template <class R, class Fn, class T>
+__global__ void __launch_bounds__(BLOCK) ew_transpose_kernel(Plan p, int64_t batches, Fn fn, R* __restrict__ out,
+                                                             const T* __restrict__ in) {
+    __shared__ T tile[TILE][TILE + 1];
+    const int nd = p.ndim;
+    const int64_t A = p.shape[nd - 2], B = p.shape[nd - 1];
+    const int64_t ia = p.strides[1][nd - 2], ib = p.strides[1][nd - 1];  // ia == 1
+    const int64_t oa = p.strides[0][nd - 2];                             // out's last stride is 1
+    const int64_t a0 = int64_t(blockIdx.y) * TILE, b0 = int64_t(blockIdx.x) * TILE;
+    const int tx = threadIdx.x % TILE, ty = threadIdx.x / TILE;
+    for (int64_t z = blockIdx.z; z < batches; z += gridDim.z) {
+        int64_t off_out = 0, off_in = 0, rest = z;
+        for (int d = nd - 3; d >= 0; --d) {
+            const int64_t q = rest / p.shape[d], r = rest - q * p.shape[d];
+            off_out += r * p.strides[0][d];
+            off_in += r * p.strides[1][d];
+            rest = q;
+        }
+        // Read: consecutive threads take consecutive a (the input's unit stride).
+#pragma unroll
+        for (int j = ty; j < TILE; j += BLOCK / TILE) {
+            const int64_t a = a0 + tx, b = b0 + j;
+            if (a < A && b < B) tile[j][tx] = in[off_in + a * ia + b * ib];
+        }
+        __syncthreads();
+        // Write: consecutive threads take consecutive b (the output's unit stride).
+#pragma unroll
+        for (int j = ty; j < TILE; j += BLOCK / TILE) {
+            const int64_t a = a0 + j, b = b0 + tx;
+            if (a < A && b < B) out[off_out + a * oa + b] = fn(tile[tx][j]);
+        }
+        __syncthreads();
+    }
+}
+
+// Whether a one-input plan is a transpose the tiled kernel takes: the output dense along the
+// last axis, the input along the second-to-last and not the last, both axes at least a tile
+// and the grid within CUDA's limits for y.
+inline bool transposing(const Plan& p, const void* in) {
+    if (!in || p.contiguous || p.ndim < 2 || p.n < 4 * TILE * TILE) return false;
+    const int nd = p.ndim;
+    return p.strides[0][nd - 1] == 1 && p.strides[1][nd - 2] == 1 && p.strides[1][nd - 1] != 1 &&
+           p.shape[nd - 2] >= TILE && p.shape[nd - 1] >= TILE && (p.shape[nd - 2] + TILE - 1) / TILE <= 65535;
+}
+
 template <class T> constexpr int max_size() { return sizeof(T); }
 template <class T, class U, class... Rest> constexpr int max_size() {
     return sizeof(T) > max_size<U, Rest...>() ? sizeof(T) : max_size<U, Rest...>();
@@ -153,6 +204,17 @@ void launch_impl(const Plan& p, char* out, const In* in, Stream s, std::index_se
     bool rows = V > 1 && !p.contiguous && p.ndim == 2 && p.shape[1] % V == 0 && p.strides[0][1] == 1 &&
                 row_operand_ok<R>(out, p, 0);
     ((rows = rows && row_operand_ok<Ts>(in[K].ptr, p, int(K) + 1)), ...);
+    if constexpr (sizeof...(Ts) == 1) {
+        if (transposing(p, in[0].ptr)) {
+            const int nd = p.ndim;
+            const int64_t batches = p.n / (p.shape[nd - 2] * p.shape[nd - 1]);
+            const dim3 grid(unsigned((p.shape[nd - 1] + TILE - 1) / TILE), unsigned((p.shape[nd - 2] + TILE - 1) / TILE),
+                            unsigned(batches < 65535 ? batches : 65535));
+            ew_transpose_kernel<R, Fn, Ts...><<<grid, BLOCK, 0, stream>>>(
+                p, batches, Fn{}, reinterpret_cast<R*>(out), reinterpret_cast<const Ts*>(in[0].ptr)...);
+            return;
+        }
+    }
     if (V > 1 && aligned && p.n >= 4 * V) {
         ew_vec_kernel<V, R, Fn, Ts...><<<grid_for(p.n / V, MAX_GRID), BLOCK, 0, stream>>>(
             p.n, Fn{}, reinterpret_cast<R*>(out), make_arg<Ts>(in[K])...);

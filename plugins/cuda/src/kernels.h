@@ -113,9 +113,9 @@ void launch_sort(const Rows& x, int dtype, char* values_out, char* indices_out, 
 
 // The fused row ops (fused.cu): x and out C-contiguous (M, K) (logsumexp: out (M,)) of one
 // float dtype; layer_norm's weight and bias (K,) of that dtype or nullptr.
-enum FusedOp : int { FU_SOFTMAX, FU_LOG_SOFTMAX, FU_LOGSUMEXP, FU_LAYER_NORM, FU_ADAM, FU_TAKE_AXIS, NFUSED };
+enum FusedOp : int { FU_SOFTMAX, FU_LOG_SOFTMAX, FU_LOGSUMEXP, FU_LAYER_NORM, FU_ADAM, FU_TAKE_AXIS, FU_ARANGE, NFUSED };
 inline constexpr const char* FUSED_NAMES[NFUSED] = {"softmax", "log_softmax", "logsumexp", "layer_norm", "adam",
-                                                    "take_axis"};
+                                                    "take_axis", "arange"};
 bool fused_ok(int dtype);
 void launch_fused(int op, int dtype, const char* x, char* out, int64_t m, int64_t k, const char* w, const char* b,
                   double eps, Stream s);
@@ -128,6 +128,12 @@ struct AdamArgs {
 };
 void launch_adam(int dtype, char* param, const char* grad, char* exp_avg, char* exp_avg_sq, int64_t n,
                  const AdamArgs& a, Stream s);
+
+// fused arange: out (N,) contiguous, integer or real floating (misc.cu): out[i] = i * step +
+// start in float64 (rounded once, no FMA), or istart + i * istep in wrapping int64 for integers:
+// what the core makes on the host, so that nd.arange uploads nothing.
+bool arange_ok(int dtype);
+void launch_arange(int dtype, char* out, int64_t n, double start, double step, int64_t istart, int64_t istep, Stream s);
 
 // Philox-4x32-10: word i of out is word i % 4 of Philox(key, counter + i / 4).
 void launch_random_bits(uint64_t key, uint64_t ctr_lo, uint64_t ctr_hi, uint32_t* out, int64_t n, Stream s);

@@ -1,4 +1,4 @@
-// Philox random bits and the integer (and bool) matmul, which cuBLAS does not have.
+// Philox random bits, arange, and the integer (and bool) matmul, which cuBLAS does not have.
 #include "elementwise.cuh"
 #include "philox.h"
 
@@ -61,7 +61,34 @@ template <class T> void run_int_matmul(const View& a, const View& b, const View&
     }
 }
 
+template <class T>
+__global__ void __launch_bounds__(BLOCK) arange_kernel(T* out, int64_t n, double start, double step, int64_t istart,
+                                                       int64_t istep) {
+    for (int64_t i = int64_t(blockIdx.x) * BLOCK + threadIdx.x; i < n; i += int64_t(gridDim.x) * BLOCK) {
+        if constexpr (is_float_v<T>)
+            out[i] = convert<T>(__dadd_rn(__dmul_rn(double(i), step), start));
+        else
+            out[i] = static_cast<T>(static_cast<int64_t>(uint64_t(istart) + uint64_t(i) * uint64_t(istep)));
+    }
+}
+
+using Arange = void (*)(char*, int64_t, double, double, int64_t, int64_t, cudaStream_t);
+template <int D>
+void run_arange(char* out, int64_t n, double start, double step, int64_t istart, int64_t istep, cudaStream_t s) {
+    arange_kernel<dt_t<D>><<<grid_for(n), BLOCK, 0, s>>>(reinterpret_cast<dt_t<D>*>(out), n, start, step, istart, istep);
+}
+constexpr Arange ARANGE[NDT] = {nullptr,         &run_arange<I8>,  &run_arange<I16>, &run_arange<I32>, &run_arange<I64>,
+                                &run_arange<U8>, &run_arange<U16>, &run_arange<U32>, &run_arange<U64>, &run_arange<F16>,
+                                &run_arange<F32>, &run_arange<F64>, nullptr,         nullptr};
+
 }  // namespace
+
+bool arange_ok(int dt) { return dt >= 0 && dt < NDT && ARANGE[dt] != nullptr; }
+
+void launch_arange(int dt, char* out, int64_t n, double start, double step, int64_t istart, int64_t istep, Stream s) {
+    if (!arange_ok(dt)) throw std::invalid_argument("fused arange: no kernel for this dtype.");
+    if (n > 0) ARANGE[dt](out, n, start, step, istart, istep, static_cast<cudaStream_t>(s));
+}
 
 bool int_matmul_ok(int dt) { return dt >= BOOL && dt <= U64; }
 

@@ -646,11 +646,45 @@ void py_take_axis(nb::tuple inputs, nb::handle out) {
     check_launch(d, fn);
 }
 
+// fused("arange", (), out, {"start": s, "step": d}): out (N,) contiguous; s and d ints for an
+// integer out, floats for a real floating one.
+void py_arange(nb::tuple inputs, nb::handle out, nb::dict params) {
+    const char* fn = "fused arange";
+    if (inputs.size() != 0) throw std::invalid_argument("fused arange: inputs must be ().");
+    Parsed po = parse(out, fn);
+    const int dt = po.v.dtype;
+    if (!arange_ok(dt))
+        throw type_error(std::string("fused arange: expected an integer or real floating out; got ") + DT_NAME[dt] + ".");
+    if (po.v.ndim != 1 || !c_contiguous(po.v)) throw std::invalid_argument("fused arange: out must be 1-D and contiguous.");
+    const bool integral = dt >= I8 && dt <= U64;
+    auto is_num = [&](const char* key) {
+        if (!params.contains(key)) return false;
+        PyObject* o = nb::handle(params[key]).ptr();
+        return integral ? PyLong_Check(o) != 0 : PyFloat_Check(o) != 0;
+    };
+    if (!is_num("start") || !is_num("step"))
+        throw type_error(std::string("fused arange: params['start'] and params['step'] must be ") +
+                         (integral ? "ints" : "floats") + " for a " + DT_NAME[dt] + " out.");
+    double fs = 0, fd = 0;
+    int64_t is = 0, id = 0;
+    if (integral) {
+        is = nb::cast<int64_t>(params["start"]);
+        id = nb::cast<int64_t>(params["step"]);
+    } else {
+        fs = nb::cast<double>(params["start"]);
+        fd = nb::cast<double>(params["step"]);
+    }
+    DeviceState& d = ndp::device(po.buf->device);
+    launch_arange(dt, po.v.data, po.v.size, fs, fd, is, id, d.stream);
+    check_launch(d, fn);
+}
+
 // fused(op, (x, weight, bias), out, params): see kernels.h; weight and bias only for layer_norm.
 void py_fused(const std::string& op, nb::tuple inputs, nb::handle out, nb::dict params) {
     const int code = lookup(FUSED_NAMES, NFUSED, op, "fused");
     if (code == FU_ADAM) return py_fused_adam(inputs, out, params);
     if (code == FU_TAKE_AXIS) return py_take_axis(inputs, out);
+    if (code == FU_ARANGE) return py_arange(inputs, out, params);
     if (inputs.size() < 1) throw std::invalid_argument("fused: inputs must start with x.");
     Parsed px = parse(inputs[0], "fused"), po = parse(out, "fused");
     same_device(px, po, "fused");

@@ -10,6 +10,8 @@
 //     split depends on (M, K) alone, so a result is the same on every GPU.
 // Inputs of another dtype than the accumulator are cast first by the caller (module.cc),
 // so each kernel is instantiated for one storage type (argmax/argmin/any/all: the input's).
+#include <cub/block/block_exchange.cuh>
+
 #include "elementwise.cuh"
 
 namespace ndp {
@@ -25,6 +27,7 @@ template <class T, bool PROD> struct ArithR {
     __device__ static Acc take(T v, int64_t) { return widen(v); }
     __device__ static Acc combine(Acc a, Acc b) { return PROD ? ops::multiply::f(a, b) : ops::add::f(a, b); }
     __device__ static T result(Acc a) { return convert<T>(a); }
+    __device__ static Acc step(Acc a, T v, int64_t k) { return combine(a, take(v, k)); }
 };
 template <class T, bool MAX> struct ExtremeR {
     using C = compute_t<T>;
@@ -47,6 +50,7 @@ template <class T, bool MAX> struct ExtremeR {
         else return ops::minimum::f(a, b);
     }
     __device__ static T result(Acc a) { return convert<T>(a); }
+    __device__ static Acc step(Acc a, T v, int64_t k) { return combine(a, take(v, k)); }
 };
 template <class T> struct Indexed {
     compute_t<T> v;
@@ -75,6 +79,17 @@ template <class T, bool MAX> struct ArgR {
     }
     __device__ static Acc combine(Acc a, Acc b) { return before(b, a) ? b : a; }
     __device__ static int64_t result(Acc a) { return a.i < 0 ? 0 : a.i; }
+    // combine(a, take(v, k)) for a k after every index a has seen (a thread's own elements,
+    // in order): the new element wins only when strictly better, or the first NaN.
+    __device__ static Acc step(Acc a, T v, int64_t k) {
+        const C c = widen(v);
+        if (a.i < 0) return {c, k};
+        if (is_nan(a.v)) return a;
+        bool better;
+        if constexpr (is_complex_v<C>) better = MAX ? ops::clt(a.v, c) : ops::clt(c, a.v);
+        else better = MAX ? c > a.v : c < a.v;
+        return better || is_nan(c) ? Acc{c, k} : a;
+    }
 };
 template <class T, bool ANYR> struct BoolR {
     using Acc = bool;
@@ -82,6 +97,7 @@ template <class T, bool ANYR> struct BoolR {
     __device__ static Acc take(T v, int64_t) { return truthy(v); }
     __device__ static Acc combine(Acc a, Acc b) { return ANYR ? (a || b) : (a && b); }
     __device__ static bool result(Acc a) { return a; }
+    __device__ static Acc step(Acc a, T v, int64_t k) { return combine(a, take(v, k)); }
 };
 
 template <class T> __device__ __forceinline__ T at(const Rows& x, int64_t r, int64_t k) {
@@ -110,7 +126,17 @@ __global__ void __launch_bounds__(BLOCK) reduce_block_rows(Rows x, int64_t seg_l
     const int64_t k1 = k0 + seg_len < x.k ? k0 + seg_len : x.k;
     for (int64_t r = blockIdx.x; r < x.m; r += gridDim.x) {
         typename R::Acc acc = R::init();
-        for (int64_t k = k0 + threadIdx.x; k < k1; k += BLOCK) acc = R::combine(acc, R::take(at<T>(x, r, k), k));
+        int64_t k = k0 + threadIdx.x;
+        // Four loads in flight before they are combined in order (the same result as one at a time).
+        for (; k + 3 * BLOCK < k1; k += 4 * BLOCK) {
+            const T v0 = at<T>(x, r, k), v1 = at<T>(x, r, k + BLOCK), v2 = at<T>(x, r, k + 2 * BLOCK),
+                    v3 = at<T>(x, r, k + 3 * BLOCK);
+            acc = R::step(acc, v0, k);
+            acc = R::step(acc, v1, k + BLOCK);
+            acc = R::step(acc, v2, k + 2 * BLOCK);
+            acc = R::step(acc, v3, k + 3 * BLOCK);
+        }
+        for (; k < k1; k += BLOCK) acc = R::step(acc, at<T>(x, r, k), k);
         s[threadIdx.x] = acc;
         typename R::Acc total = tree<R>(s, threadIdx.x, BLOCK);
         if (threadIdx.x == 0) {
@@ -131,7 +157,7 @@ __global__ void __launch_bounds__(BLOCK) reduce_warp_rows(Rows x, Out* __restric
         const int64_t r = base + warp;
         typename R::Acc acc = R::init();
         if (r < x.m)
-            for (int64_t k = lane; k < x.k; k += 32) acc = R::combine(acc, R::take(at<T>(x, r, k), k));
+            for (int64_t k = lane; k < x.k; k += 32) acc = R::step(acc, at<T>(x, r, k), k);
         mine[lane] = acc;
         typename R::Acc total = tree<R>(mine, lane, 32);
         if (lane == 0 && r < x.m) out[r] = R::result(total);
@@ -154,7 +180,7 @@ __global__ void __launch_bounds__(BLOCK) reduce_cols(Rows x, int64_t seg_len, ty
     typename R::Acc acc = R::init();
     if (r < x.m) {
 #pragma unroll 4
-        for (int64_t k = k0 + slice; k < k1; k += SLICES) acc = R::combine(acc, R::take(at<T>(x, r, k), k));
+        for (int64_t k = k0 + slice; k < k1; k += SLICES) acc = R::step(acc, at<T>(x, r, k), k);
     }
     s[threadIdx.x] = acc;
     __syncthreads();
@@ -256,7 +282,10 @@ const ReduceTable& reduce_table() {
 }
 
 // ---------------------------------------------------------------------------
-// scans: a block per row, chunks of BLOCK * ITEMS elements, a carry between chunks
+// scans: a block per row, chunks of BLOCK * ITEMS elements, a carry between chunks; each
+// warp reads and writes its part of a chunk warp-striped (consecutive lanes, consecutive
+// elements: coalesced) and CUB's BlockExchange turns that into ITEMS consecutive elements
+// per thread for the scan and back
 // ---------------------------------------------------------------------------
 constexpr int ITEMS = 8;
 
@@ -275,6 +304,8 @@ template <class T, bool PROD>
 __global__ void __launch_bounds__(BLOCK) scan_rows(Rows x, T* __restrict__ out) {
     using C = compute_t<T>;
     constexpr int WARPS = BLOCK / 32;
+    using Exchange = cub::BlockExchange<C, BLOCK, ITEMS>;
+    __shared__ typename Exchange::TempStorage exchange;
     __shared__ C warp_total[WARPS];
     auto op = [](C a, C b) { return PROD ? ops::multiply::f(a, b) : ops::add::f(a, b); };
     const C identity = PROD ? C(1) : C(0);
@@ -283,11 +314,16 @@ __global__ void __launch_bounds__(BLOCK) scan_rows(Rows x, T* __restrict__ out) 
         C carry = identity;
         for (int64_t start = 0; start < x.k; start += int64_t(BLOCK) * ITEMS) {
             C v[ITEMS];
-            const int64_t k0 = start + int64_t(threadIdx.x) * ITEMS;
+            const int64_t ws = start + int64_t(warp) * 32 * ITEMS + lane;  // this lane's first, warp-striped
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j) {
+                const int64_t k = ws + j * 32;
+                v[j] = k < x.k ? widen(at<T>(x, r, k)) : identity;
+            }
+            Exchange(exchange).WarpStripedToBlocked(v);  // v[j]: element start + threadIdx.x * ITEMS + j
             C local = identity;
 #pragma unroll
             for (int j = 0; j < ITEMS; ++j) {
-                v[j] = k0 + j < x.k ? widen(at<T>(x, r, k0 + j)) : identity;
                 local = op(local, v[j]);
                 v[j] = local;
             }
@@ -311,10 +347,16 @@ __global__ void __launch_bounds__(BLOCK) scan_rows(Rows x, T* __restrict__ out) 
             }
             __syncthreads();
             before = op(before, excl);
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j) v[j] = op(before, v[j]);
+            Exchange(exchange).BlockedToWarpStriped(v);
             T* row = out + r * x.k;
 #pragma unroll
-            for (int j = 0; j < ITEMS; ++j)
-                if (k0 + j < x.k) row[k0 + j] = convert<T>(op(before, v[j]));
+            for (int j = 0; j < ITEMS; ++j) {
+                const int64_t k = ws + j * 32;
+                if (k < x.k) row[k] = convert<T>(v[j]);
+            }
+            __syncwarp();  // the warp's exchange space is written again by the next chunk
             carry = chunk_total;
         }
     }

@@ -2,9 +2,10 @@
 //  - take: a gather, instantiated by item size and index dtype;
 //  - scatter_add: deterministic (no atomics): the indices are stably radix-sorted, then each
 //    target element adds its values in increasing k, as NumPy's add.at does;
-//  - sort: a stable LSD radix sort (CUB) of order-preserving unsigned keys with the column
-//    as payload, then one gather of the values from x (so -0.0, 0.0 and NaN payloads come
-//    back bit for bit).
+//  - sort: a stable LSD radix sort (CUB) of order-preserving unsigned keys: alone for values
+//    of bool and integers (the keys map back), with the values' own bits as payload for
+//    values of floats, or with the column as payload and one gather of the values from x
+//    when indices are asked for (so -0.0, 0.0 and NaN payloads come back bit for bit).
 // Every index is in range by the protocol (the core checks); an index outside [0, N) is still
 // never dereferenced here, so a broken caller cannot make a kernel read or write out of bounds.
 #include <cub/device/device_radix_sort.cuh>
@@ -112,11 +113,36 @@ __global__ void __launch_bounds__(BLOCK) take_axis_kernel(const W* __restrict__ 
     }
 }
 
+// The same for rows of at least BLOCK / 2 words: a block per output row (a, kk), its threads
+// along the row, so no thread divides per word (three 64-bit divisions per word made the
+// flat kernel compute-bound at 16-byte words).
+template <class W, int ID>
+__global__ void __launch_bounds__(BLOCK) take_axis_rows_kernel(const W* __restrict__ x, int64_t n, int64_t b, Index idx,
+                                                               W* __restrict__ out, int64_t rows) {
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const int64_t a = row / idx.k, kk = row - a * idx.k;
+        const int64_t c = index_at<ID>(idx, kk);
+        W* o = out + row * b;
+        if (c >= 0 && c < n) {
+            const W* src = x + (a * n + c) * b;
+            for (int64_t t = threadIdx.x; t < b; t += BLOCK) o[t] = src[t];
+        } else {
+            for (int64_t t = threadIdx.x; t < b; t += BLOCK) o[t] = W{};
+        }
+    }
+}
+
 using TakeAxisFn = void (*)(const char*, int64_t, int64_t, int64_t, const Index&, char*, cudaStream_t);
 template <int L, int ID>
 void run_take_axis(const char* x, int64_t a, int64_t n, int64_t b, const Index& idx, char* out, cudaStream_t s) {
     using W = word_t<L>;
-    const int64_t total = a * idx.k * b;
+    const int64_t rows = a * idx.k;
+    if (b >= BLOCK / 2) {
+        take_axis_rows_kernel<W, ID><<<unsigned(rows < MAX_GRID ? rows : MAX_GRID), BLOCK, 0, s>>>(
+            reinterpret_cast<const W*>(x), n, b, idx, reinterpret_cast<W*>(out), rows);
+        return;
+    }
+    const int64_t total = rows * b;
     take_axis_kernel<W, ID><<<grid_for(total), BLOCK, 0, s>>>(reinterpret_cast<const W*>(x), n, b, idx,
                                                               reinterpret_cast<W*>(out), total);
 }
@@ -132,10 +158,29 @@ __global__ void row_offsets_kernel(int* off, int64_t rows, int64_t k) {
         off[r] = static_cast<int>(r * k);
 }
 
+// One CUB radix sort call, of keys with payload P or of keys alone (P = cub::NullType, pos_*
+// null): the device-wide sort for `n` items, or the segmented one for `rows` rows at `off`.
+template <class K, class P, class N>
+cudaError_t cub_sort(void* tmp, size_t& bytes, const K* ki, K* ko, const P* pi, P* po, N n, int end_bit, cudaStream_t s) {
+    if constexpr (cuda::std::is_same_v<P, cub::NullType>)
+        return cub::DeviceRadixSort::SortKeys(tmp, bytes, ki, ko, n, 0, end_bit, s);
+    else
+        return cub::DeviceRadixSort::SortPairs(tmp, bytes, ki, ko, pi, po, n, 0, end_bit, s);
+}
+template <class K, class P>
+cudaError_t cub_segmented(void* tmp, size_t& bytes, const K* ki, K* ko, const P* pi, P* po, int items, int rows,
+                          const int* off, int end_bit, cudaStream_t s) {
+    if constexpr (cuda::std::is_same_v<P, cub::NullType>)
+        return cub::DeviceSegmentedRadixSort::SortKeys(tmp, bytes, ki, ko, items, rows, off, off + 1, 0, end_bit, s);
+    else
+        return cub::DeviceSegmentedRadixSort::SortPairs(tmp, bytes, ki, ko, pi, po, items, rows, off, off + 1, 0, end_bit,
+                                                        s);
+}
+
 // Sorts each of the m rows of k keys (keys_in -> keys_out, pos_in -> pos_out), stably, on
 // bits [0, end_bit): CUB's segmented sort for many rows (it counts items in int, so at most
-// INT_MAX items per call), its device-wide sort for one row (64-bit counts) or rows longer
-// than INT_MAX (64-bit columns P).
+// INT_MAX items per call), its device-wide sort for one row or rows longer than INT_MAX (the
+// item count as int where it fits: CUB's 64-bit-count instantiation is slower).
 struct TempStorage {
     Scratch& scratch;
     void* ptr = nullptr;
@@ -149,22 +194,22 @@ struct TempStorage {
     }
 };
 
-template <class K, class P>
-void sort_each_row(const K* keys_in, K* keys_out, const P* pos_in, P* pos_out, int64_t m, int64_t k, int end_bit,
+template <class K, class P, class N>
+void sort_each_row(const K* keys_in, K* keys_out, const P* pos_in, P* pos_out, int64_t m, N k, int end_bit,
                    Scratch& scratch, cudaStream_t s) {
     TempStorage tmp{scratch};
     for (int64_t r = 0; r < m; ++r) {
-        const int64_t o = r * k;
+        const int64_t o = r * int64_t(k);
+        const P* pi = pos_in ? pos_in + o : nullptr;
+        P* po = pos_out ? pos_out + o : nullptr;
         size_t bytes = 0;
-        check_cub(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys_in + o, keys_out + o, pos_in + o, pos_out + o, k,
-                                                  0, end_bit, s), "sort");
-        check_cub(cub::DeviceRadixSort::SortPairs(tmp.at_least(bytes), bytes, keys_in + o, keys_out + o, pos_in + o,
-                                                  pos_out + o, k, 0, end_bit, s), "sort");
+        check_cub(cub_sort(nullptr, bytes, keys_in + o, keys_out + o, pi, po, k, end_bit, s), "sort");
+        check_cub(cub_sort(tmp.at_least(bytes), bytes, keys_in + o, keys_out + o, pi, po, k, end_bit, s), "sort");
     }
 }
 
-template <class K>
-void segmented(const K* keys_in, K* keys_out, const int32_t* pos_in, int32_t* pos_out, int64_t m, int64_t k, int end_bit,
+template <class K, class P>
+void segmented(const K* keys_in, K* keys_out, const P* pos_in, P* pos_out, int64_t m, int64_t k, int end_bit,
                Scratch& scratch, cudaStream_t s) {
     TempStorage tmp{scratch};
     const int64_t group = INT_MAX / k < m ? INT_MAX / k : m;
@@ -174,25 +219,22 @@ void segmented(const K* keys_in, K* keys_out, const int32_t* pos_in, int32_t* po
         const int rows = static_cast<int>(m - r0 < group ? m - r0 : group);
         const int64_t o = r0 * k;
         const int items = static_cast<int>(rows * k);
+        const P* pi = pos_in ? pos_in + o : nullptr;
+        P* po = pos_out ? pos_out + o : nullptr;
         size_t bytes = 0;
-        check_cub(cub::DeviceSegmentedRadixSort::SortPairs(nullptr, bytes, keys_in + o, keys_out + o, pos_in + o,
-                                                           pos_out + o, items, rows, off, off + 1, 0, end_bit, s), "sort");
-        check_cub(cub::DeviceSegmentedRadixSort::SortPairs(tmp.at_least(bytes), bytes, keys_in + o, keys_out + o,
-                                                           pos_in + o, pos_out + o, items, rows, off, off + 1, 0, end_bit,
-                                                           s), "sort");
+        check_cub(cub_segmented(nullptr, bytes, keys_in + o, keys_out + o, pi, po, items, rows, off, end_bit, s), "sort");
+        check_cub(cub_segmented(tmp.at_least(bytes), bytes, keys_in + o, keys_out + o, pi, po, items, rows, off, end_bit, s),
+                  "sort");
     }
 }
 
+// P: the payload (cub::NullType with null pos_*: keys alone).
 template <class K, class P>
 void radix_rows(const K* keys_in, K* keys_out, const P* pos_in, P* pos_out, int64_t m, int64_t k, int end_bit,
                 Scratch& scratch, cudaStream_t s) {
-    if constexpr (!cuda::std::is_same_v<P, int32_t>) {
-        sort_each_row(keys_in, keys_out, pos_in, pos_out, m, k, end_bit, scratch, s);
-    } else if (m == 1) {
-        sort_each_row(keys_in, keys_out, pos_in, pos_out, m, k, end_bit, scratch, s);
-    } else {
-        segmented(keys_in, keys_out, pos_in, pos_out, m, k, end_bit, scratch, s);
-    }
+    if (k > INT_MAX) sort_each_row(keys_in, keys_out, pos_in, pos_out, m, k, end_bit, scratch, s);
+    else if (m == 1) sort_each_row(keys_in, keys_out, pos_in, pos_out, m, static_cast<int>(k), end_bit, scratch, s);
+    else segmented(keys_in, keys_out, pos_in, pos_out, m, k, end_bit, scratch, s);
 }
 
 // ---------------------------------------------------------------------------
@@ -275,14 +317,34 @@ template <int D> __device__ __forceinline__ key_t<D> order_key(dt_t<D> v) {
     }
 }
 
+// The value whose order_key is `key`, where order_key is one to one (bool and integers).
+template <int D> __device__ __forceinline__ dt_t<D> from_key(key_t<D> key) {
+    using K = key_t<D>;
+    if constexpr (D == BOOL) return key != 0;
+    else if constexpr (D >= U8 && D <= U64) return static_cast<dt_t<D>>(key);
+    else return static_cast<dt_t<D>>(static_cast<K>(key ^ static_cast<K>(K(1) << (8 * sizeof(K) - 1))));
+}
+template <int D> inline constexpr bool one_to_one_key = D == BOOL || (D >= I8 && D <= U64);
+
+// keys[i] = order_key(x[m, j]) ^ flip with i = m * K + j; with pos, pos[i] = j; with bits,
+// bits[i] = the element's own bits (the payload that comes out as the sorted values).
 template <int D, class P>
-__global__ void __launch_bounds__(BLOCK) sort_keys_kernel(Rows x, key_t<D>* keys, P* pos, key_t<D> flip) {
+__global__ void __launch_bounds__(BLOCK) sort_keys_kernel(Rows x, key_t<D>* keys, P* pos, key_t<D>* bits, key_t<D> flip) {
     const int64_t n = x.m * x.k;
     for (int64_t i = int64_t(blockIdx.x) * BLOCK + threadIdx.x; i < n; i += int64_t(gridDim.x) * BLOCK) {
         const int64_t m = i / x.k, j = i - m * x.k;
-        keys[i] = static_cast<key_t<D>>(order_key<D>(reinterpret_cast<const dt_t<D>*>(x.data)[m * x.row_stride + j * x.col_stride]) ^ flip);
-        pos[i] = static_cast<P>(j);
+        const dt_t<D> v = reinterpret_cast<const dt_t<D>*>(x.data)[m * x.row_stride + j * x.col_stride];
+        keys[i] = static_cast<key_t<D>>(order_key<D>(v) ^ flip);
+        if (pos) pos[i] = static_cast<P>(j);
+        if (bits) memcpy(&bits[i], &v, sizeof(v));
     }
+}
+
+template <int D>
+__global__ void __launch_bounds__(BLOCK) sort_values_kernel(const key_t<D>* keys, int64_t n, key_t<D> flip,
+                                                            dt_t<D>* __restrict__ values_out) {
+    for (int64_t i = int64_t(blockIdx.x) * BLOCK + threadIdx.x; i < n; i += int64_t(gridDim.x) * BLOCK)
+        values_out[i] = from_key<D>(static_cast<key_t<D>>(keys[i] ^ flip));
 }
 
 // values_out[i] = x[row, pos[i]], indices_out[i] = pos[i], both C-contiguous (M, K).
@@ -296,17 +358,36 @@ __global__ void __launch_bounds__(BLOCK) sort_gather_kernel(Rows x, const P* pos
     }
 }
 
+// Three roads, by what is asked for: values alone of bool and integers sort the keys alone and
+// map them back; values alone of floats carry their own bits as the payload, which CUB writes
+// straight into values_out (so -0.0 and NaN payloads come back bit for bit, in stable order),
+// when those bits are no wider than a position; otherwise the positions are the payload and
+// one gather makes the values and the indices.
 template <int D, class P>
 void sort_with(const Rows& x, char* values_out, char* indices_out, int index_dtype, bool descending, Scratch& scratch,
                cudaStream_t s) {
     using K = key_t<D>;
     const int64_t n = x.m * x.k;
+    const K flip = descending ? static_cast<K>(~K(0)) : K(0);
+    const int end_bit = D == BOOL ? 1 : int(8 * sizeof(K));
     K* k0 = scratch_array<K>(scratch, n);
     K* k1 = scratch_array<K>(scratch, n);
+    if (!indices_out && one_to_one_key<D>) {
+        sort_keys_kernel<D, P><<<grid_for(n), BLOCK, 0, s>>>(x, k0, nullptr, nullptr, flip);
+        radix_rows<K, cub::NullType>(k0, k1, nullptr, nullptr, x.m, x.k, end_bit, scratch, s);
+        sort_values_kernel<D><<<grid_for(n), BLOCK, 0, s>>>(k1, n, flip, reinterpret_cast<dt_t<D>*>(values_out));
+        return;
+    }
+    if (!indices_out && sizeof(K) <= sizeof(P)) {
+        K* b0 = scratch_array<K>(scratch, n);
+        sort_keys_kernel<D, P><<<grid_for(n), BLOCK, 0, s>>>(x, k0, nullptr, b0, flip);
+        radix_rows<K, K>(k0, k1, b0, reinterpret_cast<K*>(values_out), x.m, x.k, end_bit, scratch, s);
+        return;
+    }
     P* p0 = scratch_array<P>(scratch, n);
     P* p1 = scratch_array<P>(scratch, n);
-    sort_keys_kernel<D, P><<<grid_for(n), BLOCK, 0, s>>>(x, k0, p0, descending ? static_cast<K>(~K(0)) : K(0));
-    radix_rows(k0, k1, p0, p1, x.m, x.k, D == BOOL ? 1 : int(8 * sizeof(K)), scratch, s);
+    sort_keys_kernel<D, P><<<grid_for(n), BLOCK, 0, s>>>(x, k0, p0, nullptr, flip);
+    radix_rows(k0, k1, p0, p1, x.m, x.k, end_bit, scratch, s);
     using W = word_t<log2_itemsize(D)>;
     W* vo = reinterpret_cast<W*>(values_out);
     if (index_dtype == I32)

@@ -53,6 +53,26 @@ def test_strided_layouts_with_many_axes(ndim: int) -> None:
     np.testing.assert_array_equal(got.to_numpy(), want)
 
 
+@pytest.mark.parametrize("shape", [(64, 64), (33, 1000), (1000, 45), (3, 50, 70), (2, 3, 4, 129, 33)])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float16", "float32", "float64", "complex128"])
+def test_transposed_copies_go_through_tiles(shape: tuple[int, ...], dtype: str) -> None:
+    """A copy, cast or unary map of a view whose last two axes are swapped: 32 x 32 tiles
+    through shared memory (edges, leading axes, every item size), as NumPy."""
+    a = (RNG.standard_normal(shape) * 20).astype(dtype)
+    x = nd.matrix_transpose(on_gpu(a))
+    want = np.swapaxes(a, -1, -2)
+    np.testing.assert_array_equal(nd.asarray(x, copy=True).to_numpy(), want)
+    np.testing.assert_array_equal(nd.reshape(x, (-1,)).to_numpy(), want.reshape(-1))
+    if dtype != "complex128":
+        np.testing.assert_array_equal(nd.astype(x, nd.float64).to_numpy(), want.astype(np.float64))
+    if dtype in ("float32", "float64"):
+        np.testing.assert_array_equal(nd.negative(x).to_numpy(), -want)
+        np.testing.assert_array_equal(nd.matrix_transpose(on_gpu(a))[..., ::-1, :].to_numpy().copy(), want[..., ::-1, :])
+    out = on_gpu(np.zeros(want.shape[:-1] + (want.shape[-1] * 2,), dtype))
+    out[..., ::2] = x  # into a strided output: not the tiled road (its rows are not dense)
+    np.testing.assert_array_equal(out.to_numpy()[..., ::2], want)
+
+
 @pytest.mark.parametrize(("m", "k"), [(1, 1), (7, 3), (1000, 5), (3, 100_000), (5000, 300), (1, 0), (1, 1 << 22)])
 @pytest.mark.parametrize("axis", [0, 1])
 def test_reductions_every_layout(m: int, k: int, axis: int) -> None:
@@ -117,6 +137,50 @@ def test_cumulative_sum_carries_across_chunks(k: int) -> None:
     np.testing.assert_array_equal(nd.cumulative_sum(on_gpu(a), axis=1).to_numpy(), np.cumsum(a, axis=1))
 
 
+@pytest.mark.parametrize("k", [5, 300, 2048, 5000])
+@pytest.mark.parametrize("dtype", ["int8", "uint32", "float16", "float32", "float64", "complex128"])
+def test_scans_every_dtype_and_layout(k: int, dtype: str) -> None:
+    """Rows read and written warp-striped and exchanged through shared memory: contiguous
+    rows, a reversed strided view and a scan along the leading axis (strided columns)."""
+    a = (RNG.standard_normal((6, k)) * 3).astype(dtype)
+    if dtype == "complex128":
+        a = a + 1j * a[::-1]
+    exact = a.dtype.kind in "iu"
+    for view, src in ((lambda t: t, a), (lambda t: t[::-2, ::-3], a[::-2, ::-3])):
+        x = view(on_gpu(a))
+        want = np.cumsum(src.astype(np.complex128 if dtype == "complex128" else np.float64), axis=1)
+        got = nd.cumulative_sum(x, axis=1, dtype=x.dtype).to_numpy()  # the kernel of a's dtype
+        if exact:
+            np.testing.assert_array_equal(got, np.cumsum(src, axis=1, dtype=src.dtype))
+        else:
+            tol = 2e-2 if dtype == "float16" else 1e-4 if dtype == "float32" else 1e-10
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.sqrt(k) * 3)
+    col = nd.cumulative_sum(on_gpu(a), axis=0, dtype=nd.asarray(a).dtype).to_numpy()
+    if exact:
+        np.testing.assert_array_equal(col, np.cumsum(a, axis=0, dtype=a.dtype))
+    a_prod = RNG.choice([-1, 1], (4, k)).astype("int32")
+    np.testing.assert_array_equal(nd.cumulative_prod(on_gpu(a_prod), axis=1).to_numpy(), np.cumprod(a_prod, axis=1))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int16", "uint64"])
+def test_argmax_rows_keep_the_first_extreme_and_first_nan(dtype: str) -> None:
+    """Long rows read four elements ahead per thread and fold them in order: ties keep the
+    first index, the first NaN wins, in every position of the unrolled loop and its tail."""
+    k = 4 * 256 * 3 + 77
+    a = (RNG.standard_normal((9, k)) * 100).astype(dtype)
+    top = a.max() if a.dtype.kind != "f" else np.asarray(a.max() + 1, dtype)
+    for r, cols in enumerate([(5, 9), (256, 1024), (k - 1, k - 2), (700, 3000), (1300, 2000)]):
+        a[r, list(cols)] = top
+    if a.dtype.kind == "f":
+        a[5, [2000, 777]] = np.nan
+        a[6, [k - 1]] = np.nan
+        a[7, [0, 1]] = np.nan
+    x = on_gpu(a)
+    np.testing.assert_array_equal(nd.argmax(x, axis=1).to_numpy(), a.argmax(axis=1))
+    np.testing.assert_array_equal(nd.argmin(x, axis=1).to_numpy(), a.argmin(axis=1))
+    np.testing.assert_array_equal(nd.argmax(x[:, ::-1], axis=1).to_numpy(), a[:, ::-1].argmax(axis=1))
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64", "complex128", "int32"])
 def test_matmul_transposed_and_batched(dtype: str) -> None:
     a = RNG.standard_normal((4, 30, 20)).astype(dtype)
@@ -131,6 +195,26 @@ def test_matmul_transposed_and_batched(dtype: str) -> None:
     # A reversed matrix and a broadcast vector: layouts no BLAS takes, compacted by the core.
     np.testing.assert_allclose((nd.flip(y, axis=0) @ nd.broadcast_to(y[:1, 0], (10,))).to_numpy(),
                                b[::-1] @ np.broadcast_to(b[:1, 0], (10,)), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int32", "int64", "uint64", "float16", "float32", "float64"])
+def test_arange_is_made_on_the_device_as_the_host_makes_it(dtype: str) -> None:
+    """fused:arange: start + i * step in float64 rounded once (no FMA), or wrapping int64."""
+    be = nd.asarray([0], device="cuda").device.backend
+    assert "fused:arange" in be.capabilities
+    if dtype.startswith(("int", "uint")):
+        for start, stop, step in ((0, 1000, 1), (5, -300, -7), (0, 70_000, 3)):
+            got = nd.arange(start, stop, step, dtype=getattr(nd, dtype), device="cuda").to_numpy()
+            np.testing.assert_array_equal(got, (start + step * np.arange(len(range(start, stop, step)))).astype(dtype))
+    else:
+        for start, stop, step in ((0.0, 1000.0, 1.0), (0.1, 5.3, 0.37), (1e4, -1e4, -0.3)):
+            n = int(np.ceil((stop - start) / step))
+            got = nd.arange(start, stop, step, dtype=getattr(nd, dtype), device="cuda").to_numpy()
+            np.testing.assert_array_equal(got, (start + step * np.arange(n, dtype=np.float64)).astype(dtype))
+    out = nd.empty((3,), dtype=getattr(nd, dtype), device="cuda")
+    wrong = {"start": 0.5, "step": 1.0} if dtype.startswith(("int", "uint")) else {"start": 0, "step": 1}
+    with pytest.raises(TypeError, match="fused arange"):
+        be.fused("arange", (), out._ref, wrong)
 
 
 def test_random_bits_match_the_reference_stream() -> None:
