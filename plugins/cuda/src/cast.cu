@@ -4,6 +4,7 @@
 namespace ndp {
 
 template <class To, class From> struct CastFn {
+    static constexpr bool tiled_transpose = true;
     __device__ __forceinline__ To operator()(From x) const { return convert<To, From>(x); }
 };
 

@@ -9,6 +9,7 @@ void set_grid_limit(int blocks) {
 }
 
 template <class T> struct Ident {
+    static constexpr bool tiled_transpose = true;
     __device__ __forceinline__ T operator()(T x) const { return x; }
 };
 template <class T> struct Select {

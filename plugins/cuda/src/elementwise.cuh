@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "device.cuh"
@@ -110,7 +111,7 @@ __global__ void __launch_bounds__(BLOCK) ew_rows_kernel(int64_t rows, int64_t pa
 }
 
 // A transposing launch (one input read along the plan's second-to-last axis, the output
-// along its last: x.T copied, cast or mapped): 32 x 32 tiles through shared memory, so both
+// along its last: x.T copied or cast): 32 x 32 tiles through shared memory, so both
 // the reads and the writes coalesce where the element-order kernel reads with a stride of a
 // whole row. Blocks: x over the last axis's tiles, y over the second-to-last's, z (striding)
 // over the leading axes' indices, whose offsets are computed once per block.
@@ -149,6 +150,13 @@ __global__ void __launch_bounds__(BLOCK) ew_transpose_kernel(Plan p, int64_t bat
         __syncthreads();
     }
 }
+
+// The functors that take the tiled road (copy and cast, where transposed reads are common: a
+// member `static constexpr bool tiled_transpose = true`); the other maps keep one kernel per
+// op and dtype, not two.
+template <class Fn, class = void> inline constexpr bool tiled_transpose_v = false;
+template <class Fn>
+inline constexpr bool tiled_transpose_v<Fn, std::void_t<decltype(Fn::tiled_transpose)>> = Fn::tiled_transpose;
 
 // Whether a one-input plan is a transpose the tiled kernel takes: the output dense along the
 // last axis, the input along the second-to-last and not the last, both axes at least a tile
@@ -204,7 +212,7 @@ void launch_impl(const Plan& p, char* out, const In* in, Stream s, std::index_se
     bool rows = V > 1 && !p.contiguous && p.ndim == 2 && p.shape[1] % V == 0 && p.strides[0][1] == 1 &&
                 row_operand_ok<R>(out, p, 0);
     ((rows = rows && row_operand_ok<Ts>(in[K].ptr, p, int(K) + 1)), ...);
-    if constexpr (sizeof...(Ts) == 1) {
+    if constexpr (sizeof...(Ts) == 1 && tiled_transpose_v<Fn>) {
         if (transposing(p, in[0].ptr)) {
             const int nd = p.ndim;
             const int64_t batches = p.n / (p.shape[nd - 2] * p.shape[nd - 1]);
