@@ -852,7 +852,8 @@ def bounds(x: Array) -> tuple[int, int]:
     else:
         both = _out(x._storage.device, backend, x.dtype, (2,), 2)
         for i, op in enumerate(("min", "max")):
-            backend.copy(reduce(op, x, axes, x.dtype)._ref, view_as(both, (), (), i)._ref)
+            part = reduce(op, x, axes, x.dtype)  # held: its buffer lives while the copy reads it
+            backend.copy(part._ref, view_as(both, (), (), i)._ref)
     lo, hi = both.tolist()
     return int(lo), int(hi)
 
