@@ -1,10 +1,14 @@
 """The GPU cases of bench_cuda.py and bench_webgpu.py: one table of ndplane calls, the same
 calls in PyTorch (CUDA), their timers, and the printed table.
 
-Every case runs on each library's own stream: ``repeat`` back-to-back calls between two
+Every case runs on each library's own stream: back-to-back calls between two
 synchronisations, timed ``rounds`` times (median reported). PyTorch is timed with CUDA
 events on its stream; ndplane exposes no events, so its rounds are wall clock between
-``synchronize()`` calls (which only adds the launch of the first call). The sizes are a
+``synchronize()`` calls, which adds the launch of the first call and the wait itself: on
+webgpu that wait (a submit, a copy and a buffer map) costs hundreds of microseconds, which two
+calls a round would count as half a large copy's time. So a round makes at least ``repeat``
+calls and doubles them, up to ``MAX_CALLS``, until it lasts ``MIN_ROUND`` seconds; both
+libraries then make that many calls a round. The sizes are a
 parameter: ``FULL`` are larger than the H100's 50 MB L2 except where the case is about
 latency or small data. A case whose dtype the device lacks (float64, float16 on webgpu) is
 skipped with a note; one that runs through the host fallback is marked.
@@ -232,6 +236,29 @@ def _torch_mlp_epoch(torch: Any, sz: Sizes) -> Callable[[], Any]:
     return epoch
 
 
+MIN_ROUND = 0.02  # seconds a round lasts at least (unless MAX_CALLS calls are less)
+# NOTE: at most one webgpu batch (64 dispatches by default): a buffer freed inside an open batch is
+# reused only after its submit, so more calls a round would hold that many outputs at once.
+MAX_CALLS = 64
+
+
+def calls_per_round(dev: nd.Device, fn: Callable[[], Any], repeat: int) -> int:
+    """The calls a round makes: ``repeat``, doubled (up to MAX_CALLS) until a round of them and
+    one ``synchronize()`` lasts MIN_ROUND seconds, so that the wait weighs little."""
+    fn()
+    dev.backend.synchronize()
+    n = max(1, repeat)
+    while n < MAX_CALLS:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        dev.backend.synchronize()
+        if time.perf_counter() - t0 >= MIN_ROUND:
+            break
+        n = min(MAX_CALLS, 2 * n)
+    return n
+
+
 def time_nd(dev: nd.Device, fn: Callable[[], Any], repeat: int, rounds: int) -> float:
     """Median per-call seconds: ``repeat`` calls between two ``synchronize()``, ``rounds`` times."""
     fn()
@@ -307,9 +334,10 @@ def measure(dev: nd.Device, sz: Sizes, torch: Any, *, repeat: int, rounds: int) 
             # NOTE: an error, or the host fallback: timing NumPy through two copies says nothing
             # about the device (and a 2^24 sort that way takes minutes over all the rounds).
             continue
-        t = row["ndplane_s"] = time_nd(dev, ours[key], repeat, rounds)
+        calls = row["calls_per_round"] = calls_per_round(dev, ours[key], repeat)
+        t = row["ndplane_s"] = time_nd(dev, ours[key], calls, rounds)
         if key in theirs:
-            row["torch_s"] = p = time_events(torch, theirs[key], repeat, rounds)
+            row["torch_s"] = p = time_events(torch, theirs[key], calls, rounds)
             row["ratio_to_torch"] = t / p
         if spec.unit == "us/op":
             row["rate"] = t / sz.chain * 1e6

@@ -3,9 +3,9 @@
     python benchmarks/bench_cuda.py [--device cuda] [--rounds 20] [--json results.json]
 
 The cases, timers and table are ``_gpu_bench``'s (shared with bench_webgpu.py): every case
-runs on each library's own stream, ``--repeat`` back-to-back calls between two
-synchronisations, timed ``--rounds`` times (median reported); PyTorch is timed with CUDA
-events, ndplane by wall clock between ``synchronize()`` calls. Bandwidth cases also print
+runs on each library's own stream, back-to-back calls between two synchronisations (at least
+``--repeat``, more until a round lasts 20 ms), timed ``--rounds`` times (median reported);
+PyTorch is timed with CUDA events, ndplane by wall clock between ``synchronize()`` calls. Bandwidth cases also print
 GB/s and the fraction of the measured copy bandwidth; the goals of issue 14 are ratios to
 PyTorch measured here, never absolute times. ``--quick`` runs tiny sizes on any device.
 """
@@ -24,7 +24,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=5, help="calls per round at least (more until a round lasts 20 ms)")
     add_json_argument(parser)
     parser.add_argument("--quick", action="store_true", help="tiny sizes: check the script on any device")
     args = parser.parse_args()

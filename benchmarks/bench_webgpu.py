@@ -155,7 +155,7 @@ def main() -> None:
     size.add_argument("--quick", action="store_true", help="tiny sizes: check the script on any device")
     size.add_argument("--full", action="store_true", help="the issue's sizes even on a software adapter")
     parser.add_argument("--rounds", type=int, help="timed rounds per case (default 20; 5 on software)")
-    parser.add_argument("--repeat", type=int, help="calls per round (default 5; 2 on software)")
+    parser.add_argument("--repeat", type=int, help="calls per round at least (default 5; 2 on software); more, up to 64, until a round lasts 20 ms")
     parser.add_argument("--count", type=int, help="small ops per timed call (default 1000; 100 with --quick)")
     add_json_argument(parser)
     args = parser.parse_args()
