@@ -238,3 +238,18 @@ def test_one_plan_cache_for_every_primitive() -> None:
     nd.sum(nd.ones((3,), device=dev))
     assert dev._plans[("sum", nd.float64)][0] == 0  # native, cached beside the elementwise plans
     assert not hasattr(_dispatch, "_KERNEL_PATHS")
+
+
+def test_reference_backend_refuses_a_ref_whose_buffer_was_freed() -> None:
+    """The numpy device holds the core to buffer lifetimes as a GPU backend must (there the
+    memory is reused at once): a kernel handed a Ref of a freed buffer raises, where NumPy
+    would read the still-allocated array. Core paths that drop an Array while its Ref is still
+    to be read (a reduction's result copied after the Array was collected) fail here."""
+    x = nd.asarray([3, -1, 7], device="numpy")
+    be = x._storage.backend
+    out = _dispatch.empty((), x.dtype, x.device)
+    with pytest.raises(ValueError, match="freed"):
+        be.copy(_dispatch.reduce("min", x, (0,), x.dtype)._ref, out._ref)
+    kept = _dispatch.reduce("min", x, (0,), x.dtype)
+    be.copy(kept._ref, out._ref)
+    assert int(out) == -1 and _dispatch.bounds(x) == (-1, 7)

@@ -1,8 +1,9 @@
 """The NumPy reference backend and its test-only fake devices.
 
 Buffers are NumPy arrays; every kernel views its Refs as NumPy arrays (the
-``ndarray`` constructor checks each view against the buffer's bounds) and
-runs the shared reference kernels of :mod:`ndplane.backend.reference`.
+``ndarray`` constructor checks each view against the buffer's bounds, and a Ref
+of a freed buffer raises) and runs the shared reference kernels of
+:mod:`ndplane.backend.reference`.
 
 Fake devices, for testing the core as array-api-strict does:
 
@@ -86,9 +87,25 @@ class NumpyBackend(Backend):
         self.capabilities = frozenset(base | {STRIDED, FFT_AXES} if strided else base)
         self._buffers = 0
         self._bytes = 0
+        # NOTE: id() of each buffer freed while a Ref may still name it: a kernel handed such a
+        # Ref raises, as a GPU backend must (its memory is reused at once), where NumPy would
+        # read the still-allocated array; an id leaves the set when a new buffer takes it.
+        self._freed: set[int] = set()
 
     def __repr__(self) -> str:
         return f"<NumpyBackend {self.name}:{self.index}>"
+
+    def _view(self, ref: Ref) -> np.ndarray:
+        """``ref`` as a NumPy view; a Ref whose buffer was freed is the core's defect."""
+        if self._freed and id(ref.buffer) in self._freed:
+            raise ValueError(f"{self.name}: a kernel was handed a Ref whose buffer was freed ({ref!r}).")
+        return _view(ref)
+
+    def _born(self, buf: np.ndarray) -> np.ndarray:
+        self._freed.discard(id(buf))
+        self._buffers += 1
+        self._bytes += buf.nbytes
+        return buf
 
     # -- memory --------------------------------------------------------------
 
@@ -103,11 +120,10 @@ class NumpyBackend(Backend):
                 f"{self.name}:{self.index}: out of memory allocating {nbytes} bytes "
                 f"({self._bytes} bytes in {self._buffers} live buffers)."
             ) from None
-        self._buffers += 1
-        self._bytes += nbytes
-        return buf
+        return self._born(buf)
 
     def free(self, buffer: np.ndarray) -> None:
+        self._freed.add(id(buffer))
         self._buffers -= 1
         self._bytes -= buffer.nbytes
 
@@ -118,79 +134,74 @@ class NumpyBackend(Backend):
 
     def adopt_host(self, array: np.ndarray) -> np.ndarray:
         # A flat byte view of the array's memory: its base chain keeps that memory alive.
-        buf = array.reshape(-1).view(np.uint8)
-        self._buffers += 1
-        self._bytes += buf.nbytes
-        return buf
+        return self._born(array.reshape(-1).view(np.uint8))
 
     def to_host(self, ref: Ref) -> np.ndarray:
-        return _view(ref)
+        return self._view(ref)
 
     # -- DLPack: NumPy's own, on views of the buffers
     def export_dlpack(self, ref: Ref, owner: Any, stream: Any) -> Any:
-        return _Exported(_view(ref), owner)
+        return _Exported(self._view(ref), owner)
 
     def import_dlpack(self, obj: Any) -> tuple[Any, str, tuple[int, ...], tuple[int, ...], int] | None:
         a = np.from_dlpack(obj)
         if not (a.flags.c_contiguous and a.flags.writeable and a.dtype in _NAMES):
             return None  # a view, read-only or of no ndplane dtype: the core copies
-        buf = a.reshape(-1).view(np.uint8)
-        self._buffers += 1
-        self._bytes += buf.nbytes
+        buf = self._born(a.reshape(-1).view(np.uint8))
         return buf, _NAMES[a.dtype], a.shape, tuple(s // a.itemsize for s in a.strides), buf.nbytes
 
     def copy(self, src: Ref, dst: Ref) -> None:
-        np.copyto(_view(dst), _view(src))
+        np.copyto(self._view(dst), self._view(src))
 
     def fill(self, dst: Ref, value: Any) -> None:
-        _view(dst)[...] = value
+        self._view(dst)[...] = value
 
     # -- compute -------------------------------------------------------------
 
     def unary(self, op: str, x: Ref, out: Ref) -> None:
-        K.unary(op, _view(x), _view(out))
+        K.unary(op, self._view(x), self._view(out))
 
     def binary(self, op: str, a: Any, b: Any, out: Ref) -> None:
-        K.binary(op, _view(a) if type(a) is Ref else a, _view(b) if type(b) is Ref else b, _view(out))
+        K.binary(op, self._view(a) if type(a) is Ref else a, self._view(b) if type(b) is Ref else b, self._view(out))
 
     def where(self, cond: Ref, a: Ref, b: Ref, out: Ref) -> None:
-        K.where(_view(cond), _view(a), _view(b), _view(out))
+        K.where(self._view(cond), self._view(a), self._view(b), self._view(out))
 
     def cast(self, x: Ref, out: Ref) -> None:
-        K.cast(_view(x), _view(out))
+        K.cast(self._view(x), self._view(out))
 
     def reduce(self, op: str, x: Ref, out: Ref) -> None:
-        K.reduce(op, _view(x), _view(out))
+        K.reduce(op, self._view(x), self._view(out))
 
     def scan(self, op: str, x: Ref, out: Ref) -> None:
-        K.scan(op, _view(x), _view(out))
+        K.scan(op, self._view(x), self._view(out))
 
     def matmul(self, a: Ref, b: Ref, out: Ref) -> None:
         # The reference backend holds the core to the protocol, so the conformance suite on
         # this device catches a core that passes a matrix no BLAS takes.
         if not (a.is_blas_matrix() and b.is_blas_matrix()):
             raise ValueError(f"matmul: the core passed a matrix no BLAS takes ({a!r}, {b!r}).")
-        K.matmul(_view(a), _view(b), _view(out))
+        K.matmul(self._view(a), self._view(b), self._view(out))
 
     def take(self, x: Ref, indices: Ref, out: Ref) -> None:
-        K.take(_view(x), _view(indices), _view(out))
+        K.take(self._view(x), self._view(indices), self._view(out))
 
     def scatter_add(self, out: Ref, indices: Ref, values: Ref) -> None:
-        K.scatter_add(_view(out), _view(indices), _view(values))
+        K.scatter_add(self._view(out), self._view(indices), self._view(values))
 
     def sort(self, x: Ref, values_out: Ref | None, indices_out: Ref | None,
              descending: bool, stable: bool) -> None:  # fmt: skip
-        K.sort(_view(x), values_out and _view(values_out), indices_out and _view(indices_out),
+        K.sort(self._view(x), values_out and self._view(values_out), indices_out and self._view(indices_out),
                descending, stable)  # fmt: skip
 
     def random_bits(self, key: int, counter: int, out: Ref) -> None:
-        K.random_bits(key, counter, _view(out))
+        K.random_bits(key, counter, self._view(out))
 
     def linalg(self, op: str, inputs: tuple[Ref, ...], outputs: tuple[Ref, ...]) -> None:
-        K.linalg(op, tuple(_view(r) for r in inputs), tuple(_view(r) for r in outputs))
+        K.linalg(op, tuple(self._view(r) for r in inputs), tuple(self._view(r) for r in outputs))
 
     def fft(self, op: str, x: Ref, out: Ref, norm: str, axes: tuple[int, ...] | None = None) -> None:
-        K.fft(op, _view(x), _view(out), norm, axes)
+        K.fft(op, self._view(x), self._view(out), norm, axes)
 
 
 class ContigBackend(NumpyBackend):
