@@ -26,6 +26,7 @@ import numpy as np
 from _harness import ratio_result
 
 import ndplane as nd
+from ndplane import _dispatch
 from ndplane.composite import softmax
 
 MATMUL_DTYPES = ("float16", "float32", "float64")
@@ -46,6 +47,10 @@ class Sizes:
     @property
     def sort(self) -> int:
         return self.n // 4
+
+    @property
+    def bins(self) -> int:  # targets of the scatter_add case (its values: ``sort`` of them)
+        return self.n // 16
 
 
 FULL = Sizes(1 << 26, 8192, 4096)  # the sizes (256 MiB of float32 per bandwidth operand)
@@ -85,6 +90,9 @@ def specs(sz: Sizes) -> dict[str, Spec]:
         **{f"matmul {dt}": Spec(f"matmul {m}^3 {dt}", 2.0 * m**3, "TFLOP/s", dt) for dt in MATMUL_DTYPES},
         "sort": Spec(f"sort {_pow2(sz.sort)} f32", 8.0 * sz.sort, gb),
         "take": Spec(f"take {_pow2(sz.take)} rows of {s}^2", 8.0 * sz.take * s, gb),
+        # values and indices read, targets read and written once (the least any method moves)
+        "scatter add": Spec(f"scatter_add {_pow2(sz.sort)} into {_pow2(sz.bins)} f32",
+                            12.0 * sz.sort + 8.0 * sz.bins, gb),
         "chain": Spec(f"a + b on 4 elements x{sz.chain} (latency)", 0.0, "us/op"),
         "mlp epoch": Spec(f"MLP epoch {mn}: {mf}-{mh}-{mh}-10 b{mb}", _mlp_flops(sz), "TFLOP/s"),
     }
@@ -116,6 +124,11 @@ def nd_cases(dev: nd.Device, sz: Sizes, dtypes: tuple[str, ...]) -> dict[str, Ca
                  rng.random((sz.m, sz.m), dtype=nd.float32).astype(getattr(nd, dt)))
             for dt in dtypes}  # fmt: skip
     keys = rng.random((sz.sort,), dtype=nd.float32)
+    # scatter_add is reached through gradients (of take, embedding, cross entropy): the primitive
+    # is timed through the core's one entry to it, into a (1, bins) target.
+    bins = nd.zeros((1, sz.bins), dtype=nd.float32, device=dev)
+    to_bin = nd.asarray(np.random.default_rng(4).integers(0, sz.bins, sz.sort), dtype=index, device=dev)
+    scattered = nd.reshape(keys, (1, -1))
     # NOTE: the float64 add (the same bytes as the float32 one) only where the device has float64
     wide = {}
     if "float64" in dtypes:
@@ -144,6 +157,7 @@ def nd_cases(dev: nd.Device, sz: Sizes, dtypes: tuple[str, ...]) -> dict[str, Ca
         **{f"matmul {dt}": (lambda p=p: p[0] @ p[1]) for dt, p in mats.items()},
         "sort": lambda: nd.sort(keys),
         "take": lambda: nd.take(x, idx, axis=0),
+        "scatter add": lambda: _dispatch.scatter_add_last(bins, to_bin, scattered),
         "chain": chain,
         "mlp epoch": _nd_mlp_epoch(dev, sz),
     }
@@ -185,6 +199,9 @@ def torch_cases(torch: Any, sz: Sizes, dtypes: tuple[str, ...]) -> dict[str, Cal
                  torch.rand(sz.m, sz.m, device="cuda", generator=g).to(getattr(torch, dt)))
             for dt in dtypes}  # fmt: skip
     keys = torch.rand(sz.sort, device="cuda", generator=g)
+    bins = torch.zeros(1, sz.bins, device="cuda")
+    to_bin = torch.randint(0, sz.bins, (sz.sort,), device="cuda", generator=g)
+    scattered = keys.reshape(1, -1)
     a64, b64 = a[: sz.n // 2].double(), b[: sz.n // 2].double()
 
     def chain() -> Any:
@@ -209,6 +226,9 @@ def torch_cases(torch: Any, sz: Sizes, dtypes: tuple[str, ...]) -> dict[str, Cal
         **{f"matmul {dt}": (lambda p=p: p[0] @ p[1]) for dt, p in mats.items()},
         "sort": lambda: torch.sort(keys, stable=True),
         "take": lambda: x.index_select(0, idx),
+        # NOTE: atomics on the GPU (its order, and so a float sum's bits, vary run to run);
+        # ndplane's is deterministic (the indices stably sorted, then each target in order)
+        "scatter add": lambda: bins.index_add_(1, to_bin, scattered),
         "chain": chain,
         "mlp epoch": _torch_mlp_epoch(torch, sz),
     }
