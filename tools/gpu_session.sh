@@ -7,11 +7,12 @@
 # then carry .gpu/. Without .gpu/nd/ wheels it builds the plugins there (minutes of GPU time).
 # Steps: setup (carried wheels, the Vulkan loader, the project editable); then at once, on the
 # 16 cores, the conformance suite on cuda and on webgpu with NDPLANE_FALLBACK=error and the cuda
-# plugin's GPU tests; then one at a time on a quiet machine bench_cuda.py, bench_webgpu_matmul.py,
-# a compute-sanitizer memcheck of the cuda elementwise, transpose, scan, argmax, take and fused-row
-# tests, and bench_scaling.py --quick at 16, 1, 4 and 8 threads (or SCALING_THREADS) while time is
-# left. Every step runs under `timeout -k`, so a hung one costs its cap, not the session
-# (BENCH_CAP seconds for benchmarks).
+# plugin's GPU tests; then one at a time on a quiet machine bench_cuda.py, bench_webgpu.py,
+# bench_webgpu_matmul.py, a compute-sanitizer memcheck of the cuda elementwise, transpose, scan,
+# argmax, take and fused-row tests, and bench_scaling.py --quick at 16, 1, 4 and 8 threads (or
+# SCALING_THREADS) while time is left. Every step runs under `timeout -k`, so a hung one costs
+# its cap, not the session (BENCH_CAP seconds for benchmarks). At the end every log and JSON goes
+# into $OUT/gpu-session.tgz beside summary.txt (the device tool brings back at most 8 files).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 T0=$(date +%s)
@@ -67,6 +68,9 @@ BENCH_CAP=${BENCH_CAP:-150}
 run_capped "$BENCH_CAP" python3 benchmarks/bench_cuda.py --rounds 5 --repeat 2 --json "$OUT/bench_cuda.json" \
   > "$OUT/bench_cuda.log" 2>&1
 log "bench_cuda: exit $?"
+run_capped "$BENCH_CAP" python3 benchmarks/bench_webgpu.py --rounds 3 --json "$OUT/bench_webgpu.json" \
+  > "$OUT/bench_webgpu.log" 2>&1
+log "bench_webgpu: exit $?"
 run_capped "$BENCH_CAP" python3 benchmarks/bench_webgpu_matmul.py --sizes 1024,4096 --repeat 3 \
   > "$OUT/bench_webgpu_matmul.log" 2>&1
 log "bench_webgpu_matmul: exit $?"
@@ -86,3 +90,6 @@ for t in ${SCALING_THREADS:-16 1 4 8}; do
 done
 uptime >> "$OUT/summary.txt"
 log "end"
+# NOTE: the device tool returns at most 8 files from $OUT: everything in one archive beside the summary.
+tgz="$(mktemp -d)/gpu-session.tgz"
+tar czf "$tgz" -C "$OUT" . && find "$OUT" -mindepth 1 ! -name summary.txt -delete && mv "$tgz" "$OUT/"
