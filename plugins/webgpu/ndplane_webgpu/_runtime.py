@@ -261,9 +261,16 @@ class Runtime:
 
     def synchronize(self) -> None:
         self.flush()
-        # NOTE: queue.on_submitted_work_done_sync() raises TypeError in wgpu 0.32; reading a
-        # buffer maps it after a copy queued behind all earlier work, so it waits for all of it.
-        self.queue.read_buffer(self._ring, 0, 4)
+        # NOTE: wgpu-native's blocking device poll, in this thread, returns once every submitted
+        # command buffer has run (wgpu-py 0.32's Device._poll_wait; the plugin pins wgpu <0.33).
+        # The fallback maps a buffer after a copy queued behind all earlier work, which waits
+        # for it too, but creates, maps and destroys a buffer and hands the wait to wgpu-py's
+        # poll thread (queue.on_submitted_work_done_sync() raises TypeError in wgpu 0.32).
+        poll_wait = getattr(self.device, "_poll_wait", None)
+        if poll_wait is not None:
+            poll_wait()
+        else:
+            self.queue.read_buffer(self._ring, 0, 4)
 
     # -- adapter properties --------------------------------------------------
 

@@ -150,6 +150,27 @@ def test_ops_are_recorded_and_submitted_in_batches(be, host):
     assert be.rt._encoder is None
 
 
+def test_synchronize_waits_by_the_device_poll_or_a_mapped_read(be, host, monkeypatch):
+    """synchronize submits what is recorded, then waits in this thread through wgpu-native's
+    blocking device poll; where wgpu-py lacks it, through a mapped read queued behind the work."""
+    x = be.from_host(np.ones(4, np.float32))
+    ref = Ref(x, ndplane.float32, (4,), (1,), 0, 4, True)
+    out = host.empty((4,), np.float32)
+    calls: list[str] = []
+    device_cls = type(be.rt.device)
+    real = device_cls._poll_wait
+    monkeypatch.setattr(device_cls, "_poll_wait", lambda self: (calls.append("poll"), real(self))[1])
+    be.binary("add", ref, ref, out)
+    be.synchronize()
+    assert calls == ["poll"] and be.rt._encoder is None
+    monkeypatch.delattr(device_cls, "_poll_wait")
+    be.binary("add", ref, ref, out)
+    be.synchronize()  # the fallback
+    assert be.rt._encoder is None and calls == ["poll"]
+    np.testing.assert_array_equal(host.get(out), np.full(4, 2, np.float32))
+    be.free(x)
+
+
 def test_buffer_freed_under_a_recorded_dispatch_is_not_reused_before_submit(be, host):
     """from_host writes through the queue, which runs writes before the next submit: a buffer
     still read by a recorded dispatch must not come back from alloc until that submit."""
