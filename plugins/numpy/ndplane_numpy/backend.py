@@ -16,6 +16,7 @@ Fake devices, for testing the core as array-api-strict does:
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -87,22 +88,21 @@ class NumpyBackend(Backend):
         self.capabilities = frozenset(base | {STRIDED, FFT_AXES} if strided else base)
         self._buffers = 0
         self._bytes = 0
-        # NOTE: id() of each buffer freed while a Ref may still name it: a kernel handed such a
-        # Ref raises, as a GPU backend must (its memory is reused at once), where NumPy would
-        # read the still-allocated array; an id leaves the set when a new buffer takes it.
-        self._freed: set[int] = set()
+        # NOTE: the buffers freed while a Ref may still name them (id -> buffer, weakly: an entry
+        # goes when its array does): a kernel handed such a Ref raises, as a GPU backend must (its
+        # memory is reused at once), where NumPy would read the still-allocated array.
+        self._freed: weakref.WeakValueDictionary[int, np.ndarray] = weakref.WeakValueDictionary()
 
     def __repr__(self) -> str:
         return f"<NumpyBackend {self.name}:{self.index}>"
 
     def _view(self, ref: Ref) -> np.ndarray:
         """``ref`` as a NumPy view; a Ref whose buffer was freed is the core's defect."""
-        if self._freed and id(ref.buffer) in self._freed:
+        if self._freed and self._freed.get(id(ref.buffer)) is ref.buffer:
             raise ValueError(f"{self.name}: a kernel was handed a Ref whose buffer was freed ({ref!r}).")
         return _view(ref)
 
     def _born(self, buf: np.ndarray) -> np.ndarray:
-        self._freed.discard(id(buf))
         self._buffers += 1
         self._bytes += buf.nbytes
         return buf
@@ -123,7 +123,7 @@ class NumpyBackend(Backend):
         return self._born(buf)
 
     def free(self, buffer: np.ndarray) -> None:
-        self._freed.add(id(buffer))
+        self._freed[id(buffer)] = buffer
         self._buffers -= 1
         self._bytes -= buffer.nbytes
 
