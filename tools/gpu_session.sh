@@ -7,10 +7,10 @@
 # then carry .gpu/. Without .gpu/nd/ wheels it builds the plugins there (minutes of GPU time).
 # Steps: setup (carried wheels, the Vulkan loader, the project editable); then at once, on the
 # 16 cores, the conformance suite on cuda and on webgpu with NDPLANE_FALLBACK=error and the cuda
-# plugin's GPU tests; then one at a time on a quiet machine bench_cuda.py, bench_webgpu.py,
-# bench_webgpu_matmul.py, a compute-sanitizer memcheck of the cuda elementwise, transpose, scan,
-# argmax, take and fused-row tests, and bench_scaling.py --quick at 16, 1, 4 and 8 threads (or
-# SCALING_THREADS) while time is left. Every step runs under `timeout -k`, so a hung one costs
+# plugin's GPU tests; then one at a time on a quiet machine bench_cuda.py, take_variants.cu,
+# bench_webgpu.py, bench_webgpu_matmul.py, a compute-sanitizer memcheck of the cuda elementwise,
+# transpose, scan, argmax, take and fused-row tests, and bench_scaling.py --quick at 16, 1, 4 and
+# 8 threads (or SCALING_THREADS) while time is left. Every step runs under `timeout -k`, so a hung one costs
 # its cap, not the session (BENCH_CAP seconds for benchmarks). At the end every log and JSON goes
 # into $OUT/gpu-session.tgz beside summary.txt (the device tool brings back at most 8 files).
 set -uo pipefail
@@ -68,6 +68,11 @@ BENCH_CAP=${BENCH_CAP:-150}
 run_capped "$BENCH_CAP" python3 benchmarks/bench_cuda.py --rounds 5 --repeat 2 --json "$OUT/bench_cuda.json" \
   > "$OUT/bench_cuda.log" 2>&1
 log "bench_cuda: exit $?"
+if command -v nvcc >/dev/null; then  # take's kernel shapes, standalone (benchmarks/cuda/take_variants.cu)
+  run_capped 90 bash -c 'nvcc -O3 -std=c++17 -arch=native -o /tmp/take_variants benchmarks/cuda/take_variants.cu &&
+    /tmp/take_variants' > "$OUT/take_variants.log" 2>&1
+  log "take_variants: exit $?"
+fi
 run_capped "$BENCH_CAP" python3 benchmarks/bench_webgpu.py --rounds 3 --json "$OUT/bench_webgpu.json" \
   > "$OUT/bench_webgpu.log" 2>&1
 log "bench_webgpu: exit $?"
