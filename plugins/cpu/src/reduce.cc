@@ -557,16 +557,25 @@ void reduce_vertical(int op, const char* base, int64_t m0, int64_t m1, int64_t K
     for (int64_t j = 0; j < w; ++j) store<A, T>(out, m0 + j, acc[j]);
 }
 
+// The row blocks of a vertical split of x (M, K) with partial rows of `item` bytes: up to 8 per
+// thread, 64 rows or more each, the P partial rows within 8 MiB; a multiple of the thread count
+// when there are more blocks than threads, so that every thread sums as many rows (15 blocks of
+// a 1000^2 column sum on 8 threads left one thread two blocks to sum while 7 waited).
+inline int64_t vertical_parts(int64_t M, int64_t K, int64_t item) {
+    const int64_t nt = num_threads();
+    const int64_t cap = std::max<int64_t>(1, (int64_t(8) << 20) / (M * item));
+    const int64_t P = std::min({K / 64, nt * 8, cap});
+    return P > nt ? P / nt * nt : P;
+}
+
 // A vertical sum split over rows instead of columns: part q sums rows
 // [K q / P, K (q + 1) / P) of all M columns, each part streaming whole rows
 // (columns strips of a few hundred bytes per row defeat the prefetchers);
 // the P partial rows are then added pairwise. False when it does not pay.
 template <class T> bool sum_vertical_split(const char* base, int64_t M, int64_t K, int64_t sk, char* out) {
     using A = compute_t<T>;
-    const int nt = num_threads();
-    const int64_t cap = std::max<int64_t>(1, (int64_t(8) << 20) / (M * int64_t(sizeof(A))));
-    const int64_t P = std::min({K / 64, int64_t(nt) * 8, cap});
-    if (nt < 2 || P < 2 || M * K < 2 * GRAIN) return false;
+    const int64_t P = vertical_parts(M, K, int64_t(sizeof(A)));
+    if (num_threads() < 2 || P < 2 || M * K < 2 * GRAIN) return false;
     Buf<A> part(P * M);
     parallel_range(P, 1, [&](int64_t b, int64_t e) {
         for (int64_t q = b; q < e; ++q)
@@ -590,10 +599,8 @@ template <class T>
 bool vertical_split(int op, const char* base, int64_t M, int64_t K, int64_t sk, char* out) {
     using A = compute_t<T>;
     const int64_t isz = op == R_COUNT ? 8 : (op == R_ANY || op == R_ALL) ? 1 : int64_t(sizeof(T));
-    const int nt = num_threads();
-    const int64_t cap = std::max<int64_t>(1, (int64_t(8) << 20) / (M * isz));
-    const int64_t P = std::min({K / 64, int64_t(nt) * 8, cap});
-    if (nt < 2 || P < 2 || M * K < 2 * GRAIN) return false;
+    const int64_t P = vertical_parts(M, K, isz);
+    if (num_threads() < 2 || P < 2 || M * K < 2 * GRAIN) return false;
     Buf<char> part(P * M * isz);
     parallel_range(P, 1, [&](int64_t b, int64_t e) {
         for (int64_t q = b; q < e; ++q) {

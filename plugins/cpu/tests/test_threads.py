@@ -137,6 +137,23 @@ def test_chunk_plan_keeps_every_thread_near_an_even_share(n, threads, grain):
     assert _span(bounds, used) <= even * 1.02 + 64 * 3, (_span(bounds, used) / even)
 
 
+@pytest.mark.parametrize("n", [2, 3, 5, 9, 15, 17, 63, 100, 1000, 4097])
+@pytest.mark.parametrize("threads", [2, 3, 4, 8, 16])
+def test_chunk_plan_of_a_few_blocks_is_even(n, threads):
+    # parallel_range(P, 1, ...) over a few blocks (a column sum's row blocks, a long row's
+    # parts): the remainder once went whole to the last chunk, so 15 blocks on 8 threads were
+    # cut 1+1+1+1+1+1+1+1+7 and the region lasted 7 blocks instead of 2.
+    bounds = _native().chunk_bounds(n, 1, threads)
+    used = min(threads, n)
+    assert bounds[0] == 0 and bounds[-1] == n
+    assert all(lo < hi for lo, hi in itertools.pairwise(bounds))
+    even = -(-n // used)
+    if n // used < 4:  # one chunk per thread
+        assert _span(bounds, used) == even, bounds
+    else:  # a long chunk per thread and short ones that balance the tail
+        assert _span(bounds, used) <= even * 1.1 + 1, bounds
+
+
 def test_many_threads_wake_from_sleep_and_spin(h):
     # More threads than this machine's cores: the slots, the sleep and the wake-up paths.
     with native_threads(16):
