@@ -120,6 +120,36 @@ def side_by_side(fns: dict[str, Callable[[], Any]], *, min_time: float = 0.2, re
     return SideBySide(rounds)
 
 
+def back_to_back(fns: dict[str, Callable[[], Any]], *, calls: int = 41, blocks: int = 4,
+                 warmup: float = 0.02, budget: float = 1.0) -> SideBySide:  # fmt: skip
+    """Time each function alone: blocks of ``calls`` back-to-back calls, each call timed on its
+    own, the libraries' blocks in turn and then in reverse (A B C, C B A, ...) so that a drift
+    of the machine hits every library alike; a round of the result is one block's median call.
+
+    What interleaved rounds (:func:`side_by_side`) cannot show: a library's time when no other
+    library's threads ran just before it. On two cores PyTorch's OpenMP workers spin for about
+    10 ms after each parallel op and NumPy's OpenBLAS workers longer, and whoever is timed next
+    runs on one core: a row far above its neighbours in an interleaved run is checked this way
+    before it counts. Each block starts with ``warmup`` seconds of untimed calls, and a slow
+    call gets fewer calls a block (``budget`` seconds a block, three calls at least).
+    """
+    first = {lib: timeit.Timer(fn).timeit(1) for lib, fn in fns.items()}
+    n = {lib: max(3, min(calls, int(budget / max(t, 1e-9)))) for lib, t in first.items()}
+    rounds: dict[str, list[float]] = {lib: [] for lib in fns}
+    order = list(fns)
+    for b in range(blocks):
+        for lib in order if b % 2 == 0 else order[::-1]:
+            fn = fns[lib]
+            warm(fn, warmup)
+            times = []
+            for _ in range(n[lib]):
+                start = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - start)
+            rounds[lib].append(statistics.median(times))
+    return SideBySide(rounds)
+
+
 def load_average() -> str:
     """The 1-minute load average, for a table row: other processes take cores and bandwidth."""
     return f"{os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "-"

@@ -3,6 +3,7 @@ device beside NumPy and PyTorch (CPU), all timed in one run (issue 17).
 
     python benchmarks/bench_api.py [--quick] [--sizes small,medium,large] [--dtypes float32,...]
                                    [--filter SUBSTRING[,...]] [--worst N] [--json PATH]
+                                   [--alone] [--recheck EARLIER.json]
 
 The rows come from the tables of ``_api_cases.py``: the elementwise functions from
 ``ndplane._elementwise.OPS``, reductions over axis None, 0 and -1, manipulation, creation,
@@ -22,6 +23,12 @@ faster peer; 1.0x for sort, argsort, unique_* and take) are flagged with ``!``. 
 peer without that function. A full run took 18-24 minutes on a 2-core machine shared with
 other jobs (docs/performance.md); ``--quick`` runs every row at tiny sizes in about 10 s, to
 check that the script works.
+
+``--alone`` times each library's calls back to back instead (``_harness.back_to_back``: blocks
+of single calls, the libraries in turn and then in reverse), which no other library's spinning
+threads disturb; ``--recheck EARLIER.json`` runs only the rows that the earlier run flagged, that
+way, and prints each row's earlier ratio beside the new one. A row that stays above its goal
+alone is ndplane's own gap; one that falls under it was the interleaved run's order.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ import numpy as np
 from _api_cases import CASES, QUICK_SIZES, SIZES, Case, Dt, Gen, Host, Size, make_inputs
 from _harness import (
     add_json_argument,
+    back_to_back,
     interval,
     load_average,
     print_table,
@@ -153,7 +161,9 @@ def measure(case: Case, size: Size, dtype: str, host: tuple[Any, ...], mods: dic
     fns, slowest = calls(case, host, mods, row)
     if not fns:
         return row
-    if slowest < timing["slow"] / 10:
+    if timing.get("alone"):
+        t = back_to_back(fns)
+    elif slowest < timing["slow"] / 10:
         t = side_by_side(fns, min_time=timing["min_time"], repeat=timing["repeat"], pause=0.0,
                          warmup=timing["warmup"], autorange=False)  # fmt: skip
     else:  # rounds of one call each: three, after one untimed call, or two of calls over 5 x slow
@@ -175,9 +185,11 @@ def selected(filters: list[str]) -> list[Case]:
 
 
 def run(cases: list[Case], sizes: dict[str, Size], dtypes: list[str], mods: dict[str, Any],
-        timing: dict[str, Any]) -> list[dict]:  # fmt: skip
-    """Every row, size by size and dtype by dtype (so that one set of host operands is alive at once)."""
-    jobs = [(s, dt, c) for s in sizes.values() for dt in DTYPE_ORDER if dt in dtypes for c in cases if dt in c.dtypes]
+        timing: dict[str, Any], only: set[tuple[str, str, str]] | None = None) -> list[dict]:  # fmt: skip
+    """Every row, size by size and dtype by dtype (so that one set of host operands is alive at
+    once); with ``only``, the rows whose (case, size, dtype) it holds."""
+    jobs = [(s, dt, c) for s in sizes.values() for dt in DTYPE_ORDER if dt in dtypes for c in cases if dt in c.dtypes
+            and (only is None or (c.name, s.label, dt) in only)]  # fmt: skip
     rows, start, rng = [], time.perf_counter(), np.random.default_rng(0)
     cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     for k, (size, dtype, case) in enumerate(jobs):
@@ -212,7 +224,10 @@ def table_row(r: dict[str, Any]) -> list[str]:
 HEADER = ["case", "size", "dtype", "ndplane", "nd/NumPy", "nd/PyTorch", "nd/faster [95%] faster", "goal", ""]
 
 
-def report(rows: list[dict[str, Any]], worst: int) -> None:
+def report(rows: list[dict[str, Any]], worst: int, earlier: dict[tuple[str, str, str], dict] | None = None) -> None:
+    if earlier is not None:
+        print_recheck(rows, earlier)
+        return
     print_table([HEADER, *(table_row(r) for r in rows)])
     goal_rows = [r for r in rows if r.get("goal") and r.get("ratio")]
     flagged = sorted((r for r in goal_rows if r["flag"]), key=lambda r: -r["ratio"])
@@ -227,6 +242,33 @@ def report(rows: list[dict[str, Any]], worst: int) -> None:
     for title, lines in (("rows ndplane did not run", errors), ("peers that failed", notes)):
         if lines:
             print(f"\n{title}:\n  " + "\n  ".join(lines))
+
+
+def print_recheck(rows: list[dict[str, Any]], earlier: dict[tuple[str, str, str], dict]) -> None:
+    """The rechecked rows: the earlier (interleaved) ratio beside the one timed alone."""
+    table = [["case", "size", "dtype", "ndplane", "earlier nd/faster", "alone nd/faster [95%] faster", "goal", ""]]
+    stays = 0
+    for r in sorted(rows, key=lambda r: -(r.get("ratio") or 0)):
+        before = earlier[(r["case"], r["size"], r["dtype"])]
+        if "error" in r:
+            table.append([r["case"], r["size"], r["dtype"], r["error"], "", "", "", ""])
+            continue
+        stays += r["flag"]
+        table.append([r["case"], f"{r['size']} {'x'.join(map(str, r['shape']))}", r["dtype"],
+                      seconds(r["seconds"]["ndplane"]), f"{ratio(before.get('ratio'))} {PEERS.get(before.get('faster', ''), '')}",
+                      f"{ratio(r.get('ratio'))} [{interval(r.get('interval'))}] {PEERS.get(r.get('faster', ''), '')}",
+                      f"{r['goal']}x" if r["goal"] else "-", "!" if r["flag"] else ""])  # fmt: skip
+    print_table(table)
+    print(f"\n{stays} of {len(rows)} rechecked rows stay above the goal when each library is timed alone")
+
+
+def flagged_rows(path: str) -> dict[tuple[str, str, str], dict]:
+    """The rows an earlier ``--json`` run flagged, by (case, size, dtype)."""
+    import json
+
+    with open(path) as f:
+        doc = json.load(f)
+    return {(r["case"], r["size"], r["dtype"]): r for r in doc.get("rows", []) if r.get("flag")}
 
 
 # Public functions that do no array work worth a row: dtype and device queries, contexts, files.
@@ -261,6 +303,10 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--filter", default="", metavar="SUBSTRING",
                         help="only rows whose group, name or function holds one of these comma-separated strings")  # fmt: skip
     parser.add_argument("--worst", type=int, default=20, help="how many rows the summary lists")
+    parser.add_argument("--alone", action="store_true",
+                        help="time each library's calls back to back, not in interleaved rounds")  # fmt: skip
+    parser.add_argument("--recheck", metavar="EARLIER.json",
+                        help="only the rows an earlier --json run flagged, timed --alone, beside their earlier ratio")  # fmt: skip
     add_json_argument(parser)
     args = parser.parse_args()
     all_sizes = QUICK_SIZES if args.quick else SIZES
@@ -270,6 +316,8 @@ def parse() -> argparse.Namespace:
     args.sizes = {s: all_sizes[s] for s in labels}
     args.filter = [f.strip() for f in args.filter.split(",") if f.strip()]
     args.dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
+    if args.recheck:
+        args.alone = True
     if unknown := [d for d in args.dtypes if d not in DTYPE_ORDER]:
         parser.error(f"--dtypes: unknown {unknown}; choose from {list(DTYPE_ORDER)}")
     return args
@@ -289,13 +337,15 @@ def main() -> None:
     cases = selected(args.filter)
     timing = ({"min_time": 0.0, "repeat": 2, "warmup": 0.0, "slow": 1.0} if args.quick
               else {"min_time": 0.01, "repeat": 5, "warmup": 0.01, "slow": 0.05})  # fmt: skip
+    timing["alone"] = args.alone
+    earlier = flagged_rows(args.recheck) if args.recheck else None
     mods = {"ndplane": nd, "numpy": np, "torch": torch}
     start, load_start = time.perf_counter(), load_average()
     with np.errstate(all="ignore"), warnings.catch_warnings(), nd.default_device("cpu"):
         warnings.simplefilter("ignore")  # NumPy's and PyTorch's about values; ndplane's FallbackWarning
-        rows = run(cases, args.sizes, args.dtypes, mods, timing)
+        rows = run(cases, args.sizes, args.dtypes, mods, timing, only=None if earlier is None else set(earlier))
     elapsed = time.perf_counter() - start
-    report(rows, args.worst)
+    report(rows, args.worst, earlier)
     if missing := untimed(CASES):
         print("\nfunctions no case times: " + ", ".join(missing))
     print(f"\n{len(rows)} rows in {elapsed:.0f} s; load average {load_start} at the start, {load_average()} at the end;"
@@ -305,7 +355,8 @@ def main() -> None:
         label = f"{r['case']} {r['size']} {r['dtype']}"
         results += ratio_result(label, "PyTorch", r.get("ratio_torch"), r.get("interval") if r.get("faster") == "torch" else None)
         results += ratio_result(label, "NumPy", r.get("ratio_numpy"), r.get("interval") if r.get("faster") == "numpy" else None)
-    write_json(args.json, "bench_api", "The whole namespace (bench_api.py" + (" --quick)" if args.quick else ")"),
+    how = "".join(f" --{k}" for k in ("quick", "recheck") if getattr(args, k)) or (" --alone" if args.alone else "")
+    write_json(args.json, "bench_api", f"The whole namespace (bench_api.py{how})",
                machine, results, {"threads": threads, "seconds": round(elapsed, 1), "rows": rows})  # fmt: skip
 
 

@@ -3,6 +3,7 @@ as the script prints and writes them, and a quick run of a few rows works end to
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -65,3 +66,30 @@ def test_quick_run_writes_the_rows(tmp_path: Path) -> None:
     assert len(rows) == 4 * 2 * 2 + 2 * 2  # unique_values also in int32 and int64
     assert all("seconds" in r for r in doc["rows"]), [r.get("error") for r in doc["rows"]]
     assert "load average" in proc.stdout and "threads" in proc.stdout
+
+
+def test_recheck_times_only_the_flagged_rows_alone(tmp_path: Path) -> None:
+    earlier = tmp_path / "earlier.json"
+    flagged = {"case": "mean axis=0", "size": "medium", "dtype": "float32", "flag": True, "ratio": 3.0,
+               "faster": "numpy"}  # fmt: skip
+    earlier.write_text(json.dumps({"rows": [flagged, {**flagged, "dtype": "float64", "flag": False}]}))
+    out = tmp_path / "again.json"
+    cmd = [sys.executable, str(BENCH / "bench_api.py"), "--quick", "--recheck", str(earlier), "--json", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=True)
+    doc = json.loads(out.read_text())
+    assert [(r["case"], r["size"], r["dtype"]) for r in doc["rows"]] == [("mean axis=0", "medium", "float32")]
+    assert "--recheck" in doc["title"] and "3.00x" in proc.stdout
+    assert "rechecked rows stay above the goal" in proc.stdout
+
+
+def test_back_to_back_times_each_library_in_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(BENCH))
+    import _harness
+
+    log: list[str] = []
+    t = _harness.back_to_back({"a": lambda: log.append("a"), "b": lambda: log.append("b")}, calls=5, blocks=3,
+                              warmup=0.0)  # fmt: skip
+    assert {lib: len(r) for lib, r in t.rounds.items()} == {"a": 3, "b": 3}
+    # one untimed call (the sizing) each, then blocks a b, b a, a b: each a warm call and 5 timed
+    runs = [k for k, _ in itertools.groupby(log)]
+    assert runs == ["a", "b", "a", "b", "a", "b"] and log.count("a") == 1 + 3 * 6

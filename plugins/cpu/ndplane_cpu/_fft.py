@@ -124,9 +124,9 @@ def _address(ref: Ref) -> int:
 
 
 def _layout(x: Ref, out: Ref) -> tuple[Any, ...]:
-    """What a plan depends on besides op, norm and threads: dtype, shapes, out's strides,
-    64-byte alignments."""
-    return x.dtype, x.shape, out.shape, out.strides, _address(x) % 64, _address(out) % 64
+    """What a plan depends on besides op, norm and threads: dtype, shapes, strides, 64-byte
+    alignments."""
+    return x.dtype, x.shape, x.strides, out.shape, out.strides, _address(x) % 64, _address(out) % 64
 
 
 def _fits(kind: str, n_in: int, n_out: int) -> bool:
@@ -200,12 +200,14 @@ class _Fftw:
         self._destroy = fn("destroy_plan", None, p)
 
     def plan(self, kind: str, sign: int, n: int, m: int, x: int, x_row: int, out: int, out_row: int,
-             flags: int, out_step: int = 1) -> int:  # fmt: skip
+             flags: int, out_step: int = 1, x_step: int = 1) -> int:  # fmt: skip
         """A plan of ``m`` transforms of length ``n`` from rows ``x_row`` elements apart at address
-        ``x`` into rows ``out_row`` apart at ``out``, their elements ``out_step`` apart; the
-        addresses give the alignment (and their memory is overwritten unless ``FFTW_ESTIMATE``)."""
+        ``x``, their elements ``x_step`` apart, into rows ``out_row`` apart at ``out``, their
+        elements ``out_step`` apart (a "row" may be a column: ``x_row`` 1, ``x_step`` the row
+        length); the addresses give the alignment (and their memory is overwritten unless
+        ``FFTW_ESTIMATE``)."""
         length = (ctypes.c_int * 1)(n)
-        args = (1, length, m, x, None, 1, x_row, out, None, out_step, out_row)
+        args = (1, length, m, x, None, x_step, x_row, out, None, out_step, out_row)
         with _planner:  # NOTE: FFTW's planner (and destroy_plan) is not thread-safe
             plan = self.plans[kind](*args, sign, flags) if kind == "c2c" else self.plans[kind](*args, flags)
         if not plan:
@@ -301,11 +303,15 @@ class _FftwRunner:
             flags |= _DESTROY_INPUT if self.conj_in else _PRESERVE_INPUT
         # NOTE: out may be the first n // 2 + 1 columns of a full-length out (fft of real input),
         # or columns of a C-contiguous array (fft-axes by rows: the last axis's transform written
-        # in the operand's own order)
-        (m, x_row), (out_row, out_step) = x.shape, out.strides
+        # in the operand's own order); with fft-axes by strides, x's and out's "rows" may be the
+        # columns of C-contiguous arrays (row_step 1, their elements a row length apart)
+        m = x.shape[0]
+        (x_row, x_elem), (out_row, out_step) = x.strides, out.strides
+        # NOTE: a size-1 axis's stride is arbitrary in a Ref (contiguous ignores it)
+        x_row, x_elem = (x_row if m > 1 else x.shape[1]), (x_elem if x.shape[1] > 1 else 1)
         x_bytes, out_bytes = x_row * x.dtype.dtype.itemsize, out_row * out.dtype.dtype.itemsize
         step = max(64 // math.gcd(64, x_bytes), 64 // math.gcd(64, out_bytes))
-        per = -(-m // threads) if threads > 1 and m * max(x_row, out_row) >= SMALL else m
+        per = -(-m // threads) if threads > 1 and m * max(x.shape[1], out.shape[1]) >= SMALL else m
         rows = min(m, -(-per // step) * step)
         self.chunks = -(-m // rows)
         tail = m - (self.chunks - 1) * rows
@@ -314,10 +320,10 @@ class _FftwRunner:
         xa, oa = _address(x if src is None else src), _address(out)
         sign = _FORWARD if forward else _BACKWARD
         try:
-            self.plan = fftw.plan(kind, sign, n, rows, xa, x_row, oa, out_row, flags, out_step)
+            self.plan = fftw.plan(kind, sign, n, rows, xa, x_row, oa, out_row, flags, out_step, x_elem)
             self.tail = self.plan if tail == rows else fftw.plan(
                 kind, sign, n, tail, xa + (self.chunks - 1) * self.x_step, x_row,
-                oa + (self.chunks - 1) * self.out_step, out_row, flags, out_step)  # fmt: skip
+                oa + (self.chunks - 1) * self.out_step, out_row, flags, out_step, x_elem)  # fmt: skip
         finally:
             if src is not None:
                 native.free(src.buffer)
@@ -331,7 +337,7 @@ class _FftwRunner:
 
     def _fresh(self, x: Ref) -> Ref:
         buffer = self.native.alloc(x.size * x.dtype.dtype.itemsize)
-        return Ref(buffer, x.dtype, x.shape, x.strides, 0, x.size, True)
+        return Ref(buffer, x.dtype, x.shape, x.strides, 0, x.size, x.contiguous)
 
     def _run(self, xa: int, oa: int) -> None:
         if self.chunks == 1:
@@ -456,19 +462,25 @@ class Plans:
 
     def over_axes(self, op: str, norm: str, x: Ref, out: Ref, axes: tuple[int, ...], threads: int) -> Runner:
         """``fft-axes`` on a layout that is not rows: ducc0 over the axes as the operands lie,
-        or one axis at a time as rows (``_by_rows``), the faster measured on the operands
+        one axis at a time as rows (``_by_rows``), or, where the layout allows, one axis at a
+        time in place without copies (``_by_strides``): the fastest measured on the operands
         themselves (x is only read, out only written), once per layout; above ``LARGE`` bytes
-        ducc0, unmeasured. ``NDPLANE_CPU_FFT`` pins the way: ``fftw``'s is by rows."""
-        key = ("axes", op, norm, axes, x.dtype, x.shape, x.strides, out.shape, _address(x) % 64, threads)
+        ducc0, unmeasured. ``NDPLANE_CPU_FFT`` pins the way: ``fftw``'s is by strides where the
+        layout allows, else by rows."""
+        key = ("axes", op, norm, axes, x.dtype, x.shape, x.strides, out.shape, out.strides, _address(x) % 64,
+               threads)  # fmt: skip
         with self.lock:
             hit = self._hit(key)
         if hit is not None:
             return hit
         forced = _forced_engine()
-        candidates = {"ducc0": _ducc_runner(op, _INORM[norm][_OPS[op][2]], threads, axes), "rows": _by_rows(self, op, norm, axes, threads)}
+        candidates = {"ducc0": _ducc_runner(op, _INORM[norm][_OPS[op][2]], threads, axes),
+                      "rows": _by_rows(self, op, norm, axes, threads)}  # fmt: skip
+        if (steps := _strided_steps(op, x, out, axes)) is not None:
+            candidates["strides"] = _by_strides(self, op, norm, steps, threads)
         nbytes = x.size * x.dtype.dtype.itemsize + out.size * out.dtype.dtype.itemsize
         if forced in ("fftw", "ducc0"):
-            name = "rows" if forced == "fftw" else "ducc0"
+            name = "ducc0" if forced == "ducc0" else "strides" if "strides" in candidates else "rows"
         elif nbytes > LARGE:
             name = "ducc0"
         else:
@@ -657,6 +669,66 @@ def _by_rows(plans: Plans, op: str, norm: str, axes: tuple[int, ...], threads: i
             cur = out if dst is out else dst.permuted(tuple(order.index(j) for j in range(ndim)))
         if cur is not out:
             native.copy(cur, out)
+
+    return run
+
+
+def _strided_steps(op: str, x: Ref, out: Ref, axes: tuple[int, ...]) -> list[tuple[str, int, Ref, Ref]] | None:
+    """``op`` over ``axes`` of a C-contiguous ``x`` as 1-D transforms that each read and write
+    their operands where they lie, as (M, N) "rows" whose M axis merges every other axis (the
+    columns of a C-contiguous array are rows of stride N, 1 apart): (step, axis, rows in, rows
+    out) over ``x``, fresh C-contiguous intermediates (their buffers still None) and ``out``;
+    None where a step's other axes do not merge into one (the middle axis of a 3-D array) or
+    the fft of a real signal would need strided rows (its mirror writes unit-stride rows)."""
+    if not x.contiguous:
+        return None
+    steps, cur, ndim = [], x, len(x.shape)
+    plan = _steps(op, axes)
+    for i, (step, a) in enumerate(plan):
+        order = tuple(j for j in range(ndim) if j != a) + (a,)
+        final = i == len(plan) - 1
+        kind = _OPS[step][0]
+        if final:
+            dst = out
+        else:
+            k = out.shape[a] if kind == "c2r" else cur.shape[a] // 2 + 1 if kind == "r2c" else cur.shape[a]
+            dtype = _ND[_PAIR.get(cur.dtype.dtype, cur.dtype.dtype)]
+            dst = Ref.over(None, dtype, cur.shape[:a] + (k,) + cur.shape[a + 1 :])
+        rows_in, rows_out = _merged(cur.permuted(order)), _merged(dst.permuted(order))
+        if rows_in is None or rows_out is None:
+            return None
+        if step in _HALF and cur.dtype.dtype in _PAIR and not (rows_in.contiguous and rows_out.contiguous):
+            return None
+        steps.append((step, a, rows_in, rows_out))
+        cur = dst
+    return steps
+
+
+def _by_strides(plans: Plans, op: str, norm: str, steps: list[tuple[str, int, Ref, Ref]], threads: int) -> Runner:
+    """``op`` as the 1-D transforms of ``_strided_steps``, each on the planned engine (FFTW plans
+    strided rows as well as contiguous ones) straight from one operand into the next: no
+    transposing copy, where ``_by_rows`` moves each axis last in a copy first. A 2-D ``fftn``
+    is one pass over the rows and one over the columns."""
+
+    def on(ref: Ref, layout: Ref) -> Ref:
+        return Ref(ref.buffer, layout.dtype, layout.shape, layout.strides, ref.offset, layout.size, layout.contiguous)
+
+    def run(x: Ref, out: Ref) -> None:
+        src, fresh = x, []
+        try:
+            for i, (step, _, rows_in, rows_out) in enumerate(steps):
+                final = i == len(steps) - 1
+                if final:
+                    dst = out
+                else:
+                    dst = plans.fresh(rows_out.dtype, (rows_out.size,))
+                    fresh.append(dst)
+                a, o = on(src, rows_in), on(dst, rows_out)
+                plans.get(step, _INORM[norm][_OPS[step][2]], a, o, threads)(a, o)
+                src = dst
+        finally:
+            for ref in fresh:
+                plans.native.free(ref.buffer)
 
     return run
 

@@ -446,6 +446,50 @@ def test_over_axes_each_way(kernel, case, axes):
                 _check(out, want, tol * 10)
         ways = {way for key, (way, _) in kernel.plans.runners.items() if key[0] == "axes"}
         if kernel.engine == "auto":
-            assert ways <= {"ducc0", "rows"}, ways
+            assert ways <= {"ducc0", "rows", "strides"}, ways
+        elif kernel.engine == "ducc0":
+            assert ways == {"ducc0"}, ways
+        else:  # in place where the other axes merge into one (a contiguous x), else by rows
+            assert ways and ways <= {"rows", "strides"}, ways
+
+
+@pytest.mark.parametrize("shape", [(6, 10), (16, 8), (1, 9), (9, 1), (4, 6, 10)])
+@pytest.mark.parametrize(("op", "axes"), [("fft", (0, 1)), ("ifft", (0, 1)), ("fft", (0,)), ("rfft", (0, 1)),
+                                          ("irfft", (0, 1)), ("hfft", (0,)), ("ihfft", (0,)), ("fft", (1, 0)),
+                                          ("rfft", (1, 0)), ("irfft", (-1, 0))])  # fmt: skip
+def test_by_strides_transforms_each_axis_where_it_lies(kernel, shape, op, axes):
+    """The strided way (``_by_strides``): each 1-D transform reads and writes its operands as
+    they lie (the columns of a C-contiguous array are rows of stride N), on each engine, every
+    norm, into a C-contiguous out and into a transposed one."""
+    axes = tuple(a % len(shape) for a in axes)
+    if len(shape) == 3 and axes in ((0, 1), (1, 0)):
+        axes = (0, 2) if axes == (0, 1) else (2, 0)
+    if op in ("irfft", "hfft") and shape[axes[-1]] == 1:
+        pytest.skip("a c2r transform of one element has no output")
+    rng = np.random.default_rng(sum(shape))
+    plans = kernel.plans
+    for real, cplx, tol in PRECISIONS.values():
+        base = rng.standard_normal(shape)
+        if op in COMPLEX_IN:
+            base = (base + 1j * rng.standard_normal(shape)).astype(cplx)
         else:
-            assert ways == {{"fftw": "rows", "ducc0": "ducc0"}[kernel.engine]}, ways
+            base = base.astype(real)
+        x = nd.asarray(base, device="cpu")
+        wide = base.astype(np.complex128 if base.dtype.kind == "c" else np.float64)
+        for norm in ("backward", "ortho", "forward"):
+            if len(axes) == 1:
+                want = getattr(np.fft, op)(wide, axis=axes[0], norm=norm)
+            else:
+                want = getattr(np.fft, op + "n")(wide, axes=axes, norm=norm)
+            dtype = real if want.dtype.kind == "f" else cplx
+            for out in (nd.empty(want.shape, dtype=dtype, device="cpu"),
+                        nd.permute_dims(nd.empty(want.shape[::-1], dtype=dtype, device="cpu"),
+                                        tuple(range(len(shape)))[::-1])):  # fmt: skip
+                steps = _fft._strided_steps(op, x._ref, out._ref, axes)
+                if steps is None:  # out's other axes do not merge, or a real signal's fft into strided rows
+                    assert not out._ref.contiguous and (len(shape) == 3 or base.dtype.kind == "f")
+                    continue
+                _fft._by_strides(plans, op, norm, steps, 2)(x._ref, out._ref)
+                _check(out, want, tol * 10)
+    assert _fft._strided_steps("fft", nd.ones((3, 4, 5), dtype=nd.complex64)._ref,
+                               nd.ones((3, 4, 5), dtype=nd.complex64)._ref, (1,)) is None, "the middle axis"  # fmt: skip
