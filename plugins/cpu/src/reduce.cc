@@ -559,8 +559,8 @@ void reduce_vertical(int op, const char* base, int64_t m0, int64_t m1, int64_t K
 
 // The row blocks of a vertical split of x (M, K) with partial rows of `item` bytes: up to 8 per
 // thread, 64 rows or more each, the P partial rows within 8 MiB; a multiple of the thread count
-// when there are more blocks than threads, so that every thread sums as many rows (15 blocks of
-// a 1000^2 column sum on 8 threads left one thread two blocks to sum while 7 waited).
+// when there are more blocks than threads, so that every thread sums as many rows (a 1000^2
+// column sum on 8 threads: 15 blocks leave the longest thread 2/15 of the rows, 8 blocks 1/8).
 inline int64_t vertical_parts(int64_t M, int64_t K, int64_t item) {
     const int64_t nt = num_threads();
     const int64_t cap = std::max<int64_t>(1, (int64_t(8) << 20) / (M * item));
