@@ -85,6 +85,30 @@ def test_losses() -> None:
         F.nll_loss(logits, nd.zeros(5))
 
 
+@pytest.mark.parametrize("device", ["numpy", "cpu"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_bce_with_logits_at_the_extremes(device: str, dtype: str) -> None:
+    # The far tails (where the loss is |x| or exp(-|x|)) through 0, inf, -inf and NaN. NOTE: the
+    # one-kernel form logaddexp(x, 0) - x t fails here: a confident right answer cancels
+    # (100 + 3.7e-44 - 100 = 0), where max(x, 0) - x t is exactly 0 and the tail is added after.
+    if device not in {d.split(":")[0] for d in map(str, nd.devices())}:
+        pytest.skip(f"no {device} backend")
+    x = np.array([-1e4, -100, -20, -1, -1e-8, 0, 1e-8, 1, 20, 100, 1e4, np.inf, -np.inf, np.nan], dtype=dtype)
+    t = np.array([0, 0.3, 1], dtype=dtype)
+    xs, ts = x[:, None], t[None, :]
+    with np.errstate(all="ignore"):
+        wide = xs.astype(np.float64)
+        want = np.maximum(wide, 0) - wide * ts + np.log1p(np.exp(-np.abs(wide)))
+    got = F.binary_cross_entropy_with_logits(nd.asarray(xs, device=device), nd.asarray(ts, device=device),
+                                             reduction="none")  # fmt: skip
+    assert got.dtype == getattr(nd, dtype) and got.shape == (14, 3)
+    tiny = np.finfo(dtype).smallest_subnormal  # exp(-100) in float32 is a subnormal
+    np.testing.assert_allclose(got.to_numpy(), want, rtol=2e-6 if dtype == "float32" else 1e-14, atol=64 * tiny)
+    logits = nd.asarray(np.linspace(-30, 30, 12).reshape(3, 4), device=device, requires_grad=True)
+    y = nd.asarray(np.random.default_rng(1).uniform(0, 1, (3, 4)), device=device)
+    assert gradcheck(lambda z: F.binary_cross_entropy_with_logits(z, y, reduction="sum"), [logits])
+
+
 @pytest.mark.parametrize("x_shape", [(3,), (4, 3), (2, 4, 3), (0, 3)])
 @pytest.mark.parametrize("with_bias", [True, False])
 def test_linear_one_node_matches_numpy_and_gradcheck(x_shape: tuple[int, ...], with_bias: bool) -> None:
