@@ -3,6 +3,8 @@ through each engine (FFTW and ducc0) and through the measured choice between the
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from ndplane_cpu import _fft
@@ -420,6 +422,19 @@ AXES_VIEWS = {
 }
 
 
+def _operand(rng: np.random.Generator, shape: tuple[int, ...], complex_in: bool, real: Any, cplx: Any) -> np.ndarray:
+    base = rng.standard_normal(shape)
+    return (base + 1j * rng.standard_normal(shape)).astype(cplx) if complex_in else base.astype(real)
+
+
+def _numpy_over_axes(op: str, ref: np.ndarray, axes: tuple[int, ...], norm: str) -> np.ndarray:
+    """NumPy's ``op`` over ``axes`` in double precision: the reference."""
+    wide = ref.astype(np.complex128 if ref.dtype.kind == "c" else np.float64)
+    if len(axes) == 1:
+        return getattr(np.fft, op)(wide, axis=axes[0], norm=norm)
+    return getattr(np.fft, op + "n")(wide, axes=axes, norm=norm)
+
+
 @pytest.mark.parametrize(("case", "axes"), AXES_CASES)
 def test_over_axes_each_way(kernel, case, axes):
     """``fft-axes`` on a layout that is not rows: ducc0 as it lies (NDPLANE_CPU_FFT=ducc0), one
@@ -427,20 +442,12 @@ def test_over_axes_each_way(kernel, case, axes):
     op, real_in = case.split(":")[0], case.endswith(":real")
     rng = np.random.default_rng(len(case) + sum(axes))
     for real, cplx, tol in PRECISIONS.values():
-        base = rng.standard_normal((7, 10, 12))
-        if op in COMPLEX_IN and not real_in:
-            base = (base + 1j * rng.standard_normal((7, 10, 12))).astype(cplx)
-        else:
-            base = base.astype(real)
+        base = _operand(rng, (7, 10, 12), op in COMPLEX_IN and not real_in, real, cplx)
         whole = nd.asarray(base, device="cpu")
         for view in AXES_VIEWS.values():
             ref, x = view(np, base), view(nd, whole)
-            wide = ref.astype(np.complex128 if ref.dtype.kind == "c" else np.float64)
             for norm in ("backward", "ortho", "forward"):
-                if len(axes) == 1:
-                    want = getattr(np.fft, op)(wide, axis=axes[0], norm=norm)
-                else:
-                    want = getattr(np.fft, op + "n")(wide, axes=axes, norm=norm)
+                want = _numpy_over_axes(op, ref, axes, norm)
                 out = nd.empty(want.shape, dtype=real if want.dtype.kind == "f" else cplx, device="cpu")
                 kernel(op, x._ref, out._ref, norm, axes)
                 _check(out, want, tol * 10)
@@ -469,18 +476,10 @@ def test_by_strides_transforms_each_axis_where_it_lies(kernel, shape, op, axes):
     rng = np.random.default_rng(sum(shape))
     plans = kernel.plans
     for real, cplx, tol in PRECISIONS.values():
-        base = rng.standard_normal(shape)
-        if op in COMPLEX_IN:
-            base = (base + 1j * rng.standard_normal(shape)).astype(cplx)
-        else:
-            base = base.astype(real)
+        base = _operand(rng, shape, op in COMPLEX_IN, real, cplx)
         x = nd.asarray(base, device="cpu")
-        wide = base.astype(np.complex128 if base.dtype.kind == "c" else np.float64)
         for norm in ("backward", "ortho", "forward"):
-            if len(axes) == 1:
-                want = getattr(np.fft, op)(wide, axis=axes[0], norm=norm)
-            else:
-                want = getattr(np.fft, op + "n")(wide, axes=axes, norm=norm)
+            want = _numpy_over_axes(op, base, axes, norm)
             dtype = real if want.dtype.kind == "f" else cplx
             for out in (nd.empty(want.shape, dtype=dtype, device="cpu"),
                         nd.permute_dims(nd.empty(want.shape[::-1], dtype=dtype, device="cpu"),
