@@ -27,6 +27,7 @@
 
 #include <sys/mman.h>
 
+#include "bitonic.h"
 #include "driver.h"
 #include "quicksort.h"
 
@@ -43,8 +44,24 @@ constexpr int64_t BIG_ROW = 1 << 16;
 // bitonic network below.
 constexpr int64_t NETWORK_MAX = 4096;
 
-// NOTE: what network_group calls is inlined into each of its versions (compiled per ISA).
+// NOTE: what an NDP_CLONES function calls is inlined into each of its versions.
 #define NDP_INLINE inline __attribute__((always_inline))
+
+// NOTE: NDP_CLONES functions (the bitonic network's groups of rows, the passes over a row's
+// keys, the searches) are compiled for AVX-512 and AVX2 beside the baseline and picked at
+// load (an ifunc). The network is vector min / max and shuffles only. It pays for 4-byte
+// keys from AVX2 on (docs/performance.md, "The worst rows, reworked": rows of 512 float32
+// 3.8x faster than through the radix sort), for 8-byte ones only with AVX-512; elsewhere
+// the radix sort runs. NDP_NO_CLONES builds the version the compiler flags give.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(NDP_NO_CLONES)
+#define NDP_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+template <class U> bool network_pays() {
+    return __builtin_cpu_supports(sizeof(U) == 4 ? "avx2" : "avx512f");
+}
+#else
+#define NDP_CLONES
+template <class U> bool network_pays() { return false; }
+#endif
 
 // ---------------------------------------------------------------------------
 // Keys
@@ -387,13 +404,17 @@ NDP_INLINE void write_row(const Job<T>& j, int64_t m, const Item* r, int64_t b, 
     if (j.v) {
         const T* X = j.xrow(m);
         T* V = j.v + m * j.vs0;
-        for (int64_t i = b; i < e; ++i) {
+        auto value = [&](int64_t i) {
             const U k = U(key_of(r[i]) ^ j.flip);
             T val = from_key<T>(k);
             if constexpr (keyed_v<Item> && is_float_v<T>)
                 if (k == ONES<U> || (neg_zero && k == TOP<U>)) val = X[int64_t(r[i].pos) * j.xs];
-            V[i * j.vs] = val;
-        }
+            return val;
+        };
+        if (j.vs == 1)
+            for (int64_t i = b; i < e; ++i) V[i] = value(i);
+        else
+            for (int64_t i = b; i < e; ++i) V[i * j.vs] = value(i);
     }
     if constexpr (keyed_v<Item>)
         if (j.ix) write_positions(j, m, b, e, [&](int64_t i) { return r[i].pos; });
@@ -421,6 +442,20 @@ void patch_values(const Job<T>& j, int64_t m, const Item* r, bool neg_zero) {
     }
 }
 
+// make_keys and write_row on rows [b, e) of row m, compiled per ISA (NDP_CLONES): x86-64's
+// baseline has no 64-bit compares, so there the keys of 8-byte values were made one at a
+// time with branches; 10^6 float64 (docs/performance.md, 2026-12-05): ... .
+template <class T, class Item>
+NDP_CLONES void keys_part(const Job<T>& j, int64_t m, int64_t b, int64_t e, Item* a,
+                          KeyStats<sort_key_t<T>>& st) {
+    make_keys(j.xrow(m), j.xs, b, e, sort_key_t<T>(j.flip), a, st);
+}
+template <class T, class Item>
+NDP_CLONES void write_part(const Job<T>& j, int64_t m, const Item* r, int64_t b, int64_t e,
+                           bool neg_zero) {
+    write_row(j, m, r, b, e, neg_zero);
+}
+
 // Values only, 4- and 8-byte keys that need at least this many radix passes: the AVX-512
 // quicksort (quicksort.h) where the CPU has it. Measured in docs/performance.md: 10^6
 // random float32 or int32 with 3 digits or more 1.5-2x faster than the radix sort; keys of
@@ -444,7 +479,7 @@ template <int B, class T, class Item>
 void sort_row(const Job<T>& j, int64_t m, Item* a, Item* tmp, uint32_t* hist) {
     const int64_t n = j.K;
     KeyStats<sort_key_t<T>> st;
-    make_keys(j.xrow(m), j.xs, 0, n, sort_key_t<T>(j.flip), a, st);
+    keys_part(j, m, 0, n, a, st);
     const auto plan = plan_digits<B>(st);
     Item* r = a;  // where the sorted items end up
     if (!quick_sorted(a, n, plan, false)) {
@@ -452,7 +487,7 @@ void sort_row(const Job<T>& j, int64_t m, Item* a, Item* tmp, uint32_t* hist) {
         else if (n < BIG_ROW) r = radix_sort<B>(a, tmp, n, plan, hist);
         else r = radix_sort_big<B>(a, tmp, n, plan, 1);
     }
-    write_row(j, m, r, 0, n, st.neg_zero);
+    write_part(j, m, r, 0, n, st.neg_zero);
     if (j.v) patch_values(j, m, r, st.neg_zero);
 }
 
@@ -464,7 +499,7 @@ void sort_row_parallel(const Job<T>& j, int64_t m, Item* a, Item* tmp) {
     std::vector<KeyStats<sort_key_t<T>>> part(static_cast<size_t>(nb));
     parallel_range(nb, 1, [&](int64_t cb, int64_t ce) {
         for (int64_t c = cb; c < ce; ++c)
-            make_keys(j.xrow(m), j.xs, lo(c), lo(c + 1), sort_key_t<T>(j.flip), a, part[c]);
+            keys_part(j, m, lo(c), lo(c + 1), a, part[c]);
     });
     KeyStats<sort_key_t<T>> st;
     for (const auto& p : part) st.merge(p);
@@ -472,7 +507,7 @@ void sort_row_parallel(const Job<T>& j, int64_t m, Item* a, Item* tmp) {
     Item* r = a;
     if (!quick_sorted(a, n, plan, true)) r = radix_sort_big<B>(a, tmp, n, plan, nb);
     parallel_range(nb, 1, [&](int64_t cb, int64_t ce) {
-        for (int64_t c = cb; c < ce; ++c) write_row(j, m, r, lo(c), lo(c + 1), st.neg_zero);
+        for (int64_t c = cb; c < ce; ++c) write_part(j, m, r, lo(c), lo(c + 1), st.neg_zero);
     });
     if (j.v) patch_values(j, m, r, st.neg_zero);
 }
@@ -490,36 +525,12 @@ typedef uint64_t v8u64 __attribute__((vector_size(64)));
 
 // NOTE: the vectors of the network are 64-byte aligned (the scratch is): GCC keeps the
 // alignment of a vector type given as a template argument whatever its typedef says.
-template <bool Desc, class V> NDP_INLINE void exchange(V& a, V& b) {
-    const V lo = a < b ? a : b, hi = a < b ? b : a;
-    a = Desc ? hi : lo;
-    b = Desc ? lo : hi;
-}
-
-// NOTE: the loops over vectors are compile-time recursions: a loop GCC leaves rolled would
-// index r at run time and put it on the stack.
-// The exchanges of stride J among r[0, N), from the H-th pair on: descending where bit K of
-// the position is set, or everywhere with Desc (K = 0).
-template <int N, int J, int K, bool Desc, int H = 0, class V> NDP_INLINE void exchanges(V* r) {
-    if constexpr (H < N / 2) {
-        constexpr int i = H / J * 2 * J + H % J;  // the H-th position with bit J clear
-        exchange<K ? (i & K) != 0 : Desc>(r[i], r[i + J]);
-        exchanges<N, J, K, Desc, H + 1>(r);
-    }
-}
-
-// The exchanges of strides J, J / 2, ..., 1.
-template <int N, int J, int K, bool Desc, class V> NDP_INLINE void cascade(V* r) {
-    exchanges<N, J, K, Desc>(r);
-    if constexpr (J > 1) cascade<N, J / 2, K, Desc>(r);
-}
-
 // G stages (strides off[1 << (G - 1)], ..., off[1]) on the 2^G vectors p[off[s]].
 template <int G, bool Desc, class V> NDP_INLINE void stages(V* p, const int64_t* off) {
     V r[1 << G];
 #pragma GCC unroll 16
     for (int s = 0; s < (1 << G); ++s) r[s] = p[off[s]];
-    cascade<1 << G, (1 << G) / 2, 0, Desc>(r);
+    bitonic::cascade<1 << G, (1 << G) / 2, 0, Desc>(r);
 #pragma GCC unroll 16
     for (int s = 0; s < (1 << G); ++s) p[off[s]] = r[s];
 }
@@ -541,16 +552,6 @@ template <int G, class V> NDP_INLINE void merge_pass(V* p, int64_t P, int top, i
     }
 }
 
-// Sorts r[0, 16): ascending, or descending with Desc (blocks of K first).
-template <bool Desc, int K = 2, class V> NDP_INLINE void sort16(V* r) {
-    if constexpr (K < 16) {
-        cascade<16, K / 2, K, false>(r);
-        sort16<Desc, 2 * K>(r);
-    } else {
-        cascade<16, 8, 0, Desc>(r);
-    }
-}
-
 // The merges of blocks of 32 .. P; the last one's stages of strides 8 .. 1 are left to the
 // caller (network, on its way out).
 template <class V> NDP_INLINE void merges(V* p, int64_t P) {
@@ -568,25 +569,6 @@ template <class V> NDP_INLINE void merges(V* p, int64_t P) {
     }
 }
 
-// Transposes the L x L block of lanes in r[0, L): butterflies on the lane bits.
-template <class V, int L, int H, size_t... I> NDP_INLINE V low_lanes(std::index_sequence<I...>) {
-    return V{((I & H) ? L + I - H : I)...};
-}
-template <class V, int L, int H, size_t... I> NDP_INLINE V high_lanes(std::index_sequence<I...>) {
-    return V{((I & H) ? L + I : I + H)...};
-}
-template <class V, int L, int H, int I = 0> NDP_INLINE void transpose(V* r) {
-    if constexpr (I < L / 2) {
-        constexpr int i = I / H * 2 * H + I % H;
-        const V a = r[i], b = r[i + H];
-        r[i] = __builtin_shuffle(a, b, low_lanes<V, L, H>(std::make_index_sequence<L>{}));
-        r[i + H] = __builtin_shuffle(a, b, high_lanes<V, L, H>(std::make_index_sequence<L>{}));
-        transpose<V, L, H, I + 1>(r);
-    } else if constexpr (H > 1) {
-        transpose<V, L, H / 2>(r);
-    }
-}
-
 // Sorts the L rows keys[l * P, (l + 1) * P) ascending (P a power of two >= 16) through
 // `vecs`, P vectors. Each 16 vectors are sorted (alternately up and down) on their way in
 // and get the last 4 stages on their way out.
@@ -597,38 +579,23 @@ template <class V, class U> NDP_INLINE void network(U* keys, int64_t P, V* vecs)
         V r[16];
         for (int h = 0; h < 16; h += L) {
             for (int l = 0; l < L; ++l) std::memcpy(&r[h + l], keys + l * P + c + h, 64);
-            transpose<V, L, L / 2>(r + h);
+            bitonic::transpose<V, L>(r + h);
         }
-        if (c & 16) sort16<true>(r);
-        else sort16<false>(r);
+        if (c & 16) bitonic::sort_lanes<16, true>(r);
+        else bitonic::sort_lanes<16, false>(r);
         for (int i = 0; i < 16; ++i) vecs[c + i] = r[i];
     }
     merges(vecs, P);
     for (int64_t c = 0; c < P; c += 16) {
         V r[16];
         for (int i = 0; i < 16; ++i) r[i] = vecs[c + i];
-        if (P > 16) cascade<16, 8, 0, false>(r);
+        if (P > 16) bitonic::cascade<16, 8, 0, false>(r);
         for (int h = 0; h < 16; h += L) {
-            transpose<V, L, L / 2>(r + h);
+            bitonic::transpose<V, L>(r + h);
             for (int l = 0; l < L; ++l) std::memcpy(keys + l * P + c + h, &r[h + l], 64);
         }
     }
 }
-
-// NOTE: one group of rows is compiled for AVX-512 and AVX2 beside the baseline and picked
-// at load (an ifunc): the network is vector min / max and shuffles only. It pays for 4-byte
-// keys from AVX2 on (docs/performance.md, "The worst rows, reworked": rows of 512 float32
-// 3.8x faster than through the radix sort), for 8-byte ones only with AVX-512; elsewhere
-// the radix sort runs. NDP_NO_CLONES builds the version the compiler flags give.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(NDP_NO_CLONES)
-#define NDP_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-template <class U> bool network_pays() {
-    return __builtin_cpu_supports(sizeof(U) == 4 ? "avx2" : "avx512f");
-}
-#else
-#define NDP_CLONES
-template <class U> bool network_pays() { return false; }
-#endif
 
 // Rows [L * g, L * (g + 1)) of j through the network, with `keys` of L * P and `vecs` of
 // P vectors (64-byte aligned).
