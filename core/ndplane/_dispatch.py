@@ -684,6 +684,25 @@ def fused_nll(x: Array, target: Array, reduction: str) -> Array:
     return out
 
 
+def fused_permute(perm: Array, values: Array) -> Array:
+    """``out[perm[k]] = values[k]`` into a fresh (N,) array of ``values``' dtype, for ``perm`` a
+    permutation of [0, N) in the indexing dtype and (N,) ``values``: the backend's
+    ``fused:put_axis`` with its ``distinct`` promise, so the writes may run on many threads (a
+    scatter_add into zeros cannot split its indices without knowing them distinct). The caller
+    checked the capability and that ``perm`` is a permutation."""
+    st = values._storage
+    backend = st.backend
+    n = perm.shape[0]
+    out = _out(st.device, backend, values.dtype, (n,), n)
+    if n:
+        keep: list[Array] = []
+        ir, vr, o = compact_ref(perm, keep), compact_ref(values, keep), out._ref
+        shape, strides = (1, n, 1), (n, 1, 1)
+        backend.fused("put_axis", (ir, Ref(vr.buffer, vr.dtype, shape, strides, vr.offset, n, True)),
+                      Ref(o.buffer, o.dtype, shape, strides, 0, n, True), {"distinct": True})  # fmt: skip
+    return out
+
+
 def fused_take_along(x: Array, indices: Array) -> Array:
     """``x`` (..., N) gathered row by row at ``indices`` (..., J) of the same leading shape, in
     the indexing dtype, through the backend's ``fused:take_along`` -> (..., J) C-contiguous; an

@@ -79,10 +79,14 @@ def _counts(at: Array, n: int) -> Array:
 
 def _inverse(perm: Array, starts: Array, x: Array) -> Array:
     """Each element's group number, in ``x``'s shape: the groups numbered along the sorted
-    order (a cumulative sum of the starts), scattered back through the permutation."""
+    order (a cumulative sum of the starts), scattered back through the permutation (written
+    once per element, on many threads, where the backend fuses ``put_axis``; else added into
+    zeros)."""
     index = perm.dtype
     n = perm.shape[0]
     group = _dispatch.binary("subtract", _statistical.cumulative_sum(starts, dtype=index), 1)
+    if n and "fused:put_axis" in x.device.backend.capabilities:
+        return _manipulation.reshape(_dispatch.fused_permute(perm, group), x.shape)
     out = _creation.zeros((1, n), dtype=index, device=x.device)
     if n:
         _dispatch.scatter_add_last(out, perm, _manipulation.reshape(group, (1, -1)))

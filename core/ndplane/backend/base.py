@@ -323,7 +323,11 @@ class Backend:
           (indices, values)``, ``indices`` (K,) as above, ``values`` (A, K, B) of ``out``'s dtype,
           ``out`` (A, N, B) the array written: ``out[a, indices[k], b] = values[a, k, b]``; where
           an index repeats the last ``k`` wins. ``values`` never shares memory with ``out``.
-          Any dtype, for both.
+          Any dtype, for both. ``params`` is ``{}`` or ``{"distinct": True}``: the core's promise
+          that no index repeats (a permutation, as ``unique_inverse`` scatters through), so the
+          rows may be written in any order, on many threads; a backend may ignore it (writing in
+          order is right either way). Where the promise is broken which value lands is
+          unspecified, but every write stays inside ``out``.
         - ``max_pool2d`` / ``avg_pool2d`` (:func:`ndplane.nn.functional.max_pool2d`, forward and
           the input gradient): ``params = {"kernel", "stride": (int, int), "grad": None |
           "input"}``, float32 or float64, no padding. ``grad`` None: ``inputs = (x,)`` with ``x``

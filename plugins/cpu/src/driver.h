@@ -46,7 +46,7 @@ enum IndexFused : int {
 enum NllReduction : int { NLL_NONE, NLL_SUM, NLL_MEAN };
 void run_nll(const View& x, const View& target, NllReduction reduction, const View& out);
 void run_take_axis(const View& x, const View& indices, const View& out);
-void run_put_axis(const View& out, const View& indices, const View& values);
+void run_put_axis(const View& out, const View& indices, const View& values, bool distinct);
 // fused nonzero (index.cc): x (1, K) of any dtype and stride; out (N,) int64 gets the positions of
 // its N truthy elements in order (a different count is an error, nothing written past N).
 void run_nonzero(const View& x, const View& out);

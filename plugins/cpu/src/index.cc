@@ -218,48 +218,65 @@ void take_rows(const View& x, const int64_t* idx, const View& out) {
         [&](int64_t r) { return O + size_t(r) * row; });
 }
 
-// put_rows for rows of a few elements: one pass in (a, k) order, where the last k wins by itself.
-template <class T> void put_small_rows(const View& out, const int64_t* idx, const View& values) {
+// put_rows for rows of a few elements: one pass in (a, k) order, where the last k wins by itself;
+// with `distinct` indices (no k's row overwrites another's) the k are split over threads.
+template <class T> void put_small_rows(const View& out, const int64_t* idx, const View& values, bool distinct) {
     const int64_t A = values.shape[0], K = values.shape[1], N = out.shape[1], B = values.shape[2];
-    const T* V = reinterpret_cast<const T*>(values.data);
-    T* O = reinterpret_cast<T*>(out.data);
-    for (int64_t a = 0; a < A; ++a, V += K * B, O += N * B)
-        for (int64_t k = 0; k < K; ++k)
-            for (int64_t b = 0; b < B; ++b) O[idx[k] * B + b] = V[k * B + b];
+    const T* V0 = reinterpret_cast<const T*>(values.data);
+    T* O0 = reinterpret_cast<T*>(out.data);
+    auto rows = [&](int64_t a, int64_t kb, int64_t ke) {
+        const T* V = V0 + a * K * B;
+        T* O = O0 + a * N * B;
+        if (B == 1)
+            for (int64_t k = kb; k < ke; ++k) O[idx[k]] = V[k];
+        else
+            for (int64_t k = kb; k < ke; ++k)
+                for (int64_t b = 0; b < B; ++b) O[idx[k] * B + b] = V[k * B + b];
+    };
+    for (int64_t a = 0; a < A; ++a) {
+        if (distinct)  // NOTE: random writes: a quarter of a memory-bound op's grain per thread
+            parallel_range(K, std::max<int64_t>(1, GRAIN / 4 / B), [&](int64_t b, int64_t e) { rows(a, b, e); });
+        else
+            rows(a, 0, K);
+    }
 }
 
 // fused put_axis: out (A, N, B) at idx on the middle axis = values (A, K, B), in place, both
 // C-contiguous. NOTE: where an index repeats the last k wins, so only each index's last k is
 // copied (found backwards with a seen-set); the rows copied then never overlap, and are split
-// over threads in any order, whole rows at a time as take_rows does.
-void put_rows(const View& out, const int64_t* idx, const View& values) {
+// over threads in any order, whole rows at a time as take_rows does. `distinct` (the caller's
+// promise that no index repeats, as in a permutation) skips the seen-set.
+void put_rows(const View& out, const int64_t* idx, const View& values, bool distinct) {
     const int64_t A = values.shape[0], K = values.shape[1], N = out.shape[1];
     if (values.shape[2] * ITEMSIZE[out.dtype] <= 16) {
         // NOTE: rows of a few elements (x[i] = y on a 1-D x): one pass in order, where the
         // last k wins by itself; the seen-set and a memcpy per row cost more than the writes.
-        return dispatch_bits(out.dtype, [&](auto t) { put_small_rows<decltype(t)>(out, idx, values); });
+        return dispatch_bits(out.dtype, [&](auto t) { put_small_rows<decltype(t)>(out, idx, values, distinct); });
     }
     std::vector<int64_t> win;
-    win.reserve(size_t(K));
-    if (K * 16 >= N) {
-        std::vector<uint8_t> seen(size_t(N), 0);
-        for (int64_t k = K - 1; k >= 0; --k)
-            if (!seen[idx[k]]) {
-                seen[idx[k]] = 1;
-                win.push_back(k);
-            }
-    } else {
-        std::unordered_set<int64_t> seen(size_t(K) * 2);
-        for (int64_t k = K - 1; k >= 0; --k)
-            if (seen.insert(idx[k]).second) win.push_back(k);
+    if (!distinct) {
+        win.reserve(size_t(K));
+        if (K * 16 >= N) {
+            std::vector<uint8_t> seen(size_t(N), 0);
+            for (int64_t k = K - 1; k >= 0; --k)
+                if (!seen[idx[k]]) {
+                    seen[idx[k]] = 1;
+                    win.push_back(k);
+                }
+        } else {
+            std::unordered_set<int64_t> seen(size_t(K) * 2);
+            for (int64_t k = K - 1; k >= 0; --k)
+                if (seen.insert(idx[k]).second) win.push_back(k);
+        }
     }
-    const int64_t W = int64_t(win.size());
+    const int64_t W = distinct ? K : int64_t(win.size());
+    auto at = [&](int64_t w) { return distinct ? w : win[size_t(w)]; };
     const size_t row = size_t(values.shape[2]) * size_t(ITEMSIZE[out.dtype]);
     const char* V = values.data;
     char* O = out.data;
     copy_rows(
-        A * W, row, [&](int64_t r) { return V + size_t((r / W) * K + win[size_t(r % W)]) * row; },
-        [&](int64_t r) { return O + size_t((r / W) * N + idx[win[size_t(r % W)]]) * row; });
+        A * W, row, [&](int64_t r) { return V + size_t((r / W) * K + at(r % W)) * row; },
+        [&](int64_t r) { return O + size_t((r / W) * N + idx[at(r % W)]) * row; });
 }
 
 void check_rows3(const char* fn, const View& big, const View& small, const View& indices) {
@@ -318,13 +335,13 @@ void run_take_along(const View& x, const View& indices, const View& out) {
     });
 }
 
-void run_put_axis(const View& out, const View& indices, const View& values) {
+void run_put_axis(const View& out, const View& indices, const View& values, bool distinct) {
     check_rows3("fused put_axis", out, values, indices);
     require_dtype("fused put_axis", "values", values, out.dtype);
     std::vector<int64_t> hold;
     // NOTE: a copy, as scatter_add's, where `out` shares memory with the indices.
     const int64_t* idx = checked_indices("fused put_axis", indices, out.shape[1], hold, overlap(out, &indices));
-    if (values.size) put_rows(out, idx, values);
+    if (values.size) put_rows(out, idx, values, distinct);
 }
 
 // fused nll: each row's element at its own target, negated (reduction "none", out (M,)), or the

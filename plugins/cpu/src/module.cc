@@ -645,12 +645,18 @@ void py_fused(nb::handle op, nb::handle inputs, nb::handle out, nb::handle param
     }
     if (code == FU_TAKE_AXIS || code == FU_PUT_AXIS) {
         // fused("take_axis", (x, indices), out, {}) and fused("put_axis", (indices, values), out,
-        // {}): src/driver.h; put_axis writes `out` in place
+        // {} or {"distinct": bool}): src/driver.h; put_axis writes `out` in place
         const char* fn = code == FU_TAKE_AXIS ? "fused take_axis" : "fused put_axis";
         fused_inputs(inputs, 2, 2, fn, "a tuple of 2 Refs");
+        bool distinct = false;
+        if (code == FU_PUT_AXIS) {
+            PyObject* d = param(params, "distinct");
+            if (d && !PyBool_Check(d)) throw type_error("fused put_axis: params['distinct'] must be a bool.");
+            distinct = d == Py_True;
+        }
         auto [v0, v1, vo] = views(fn, input(inputs, 0), input(inputs, 1), out);
         if (code == FU_TAKE_AXIS) return maybe_release(vo.size, [&] { run_take_axis(v0, v1, vo); });
-        return maybe_release(v1.size, [&] { run_put_axis(vo, v0, v1); });
+        return maybe_release(v1.size, [&] { run_put_axis(vo, v0, v1, distinct); });
     }
     if (code == FU_TAKE_ALONG) {
         // fused("take_along", (x, indices), out, {}): src/driver.h

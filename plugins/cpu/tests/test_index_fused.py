@@ -197,6 +197,44 @@ def test_bad_input_raises_before_the_kernel():
     np.testing.assert_array_equal(np.asarray(x), np.zeros((4, 3)))
 
 
+@pytest.mark.parametrize("dtype", [nd.float32, nd.int8, nd.int64, nd.complex128, nd.bool], ids=lambda d: d.name)
+def test_put_axis_distinct_writes_every_row_once(dtype):
+    """put_axis with the core's ``distinct`` promise (threads split the indices): each index of a
+    permutation, or of part of one, gets its own row; rows of one element to whole matrices."""
+    be = nd.asarray([1], device="cpu").device.backend
+    rng = np.random.default_rng(11)
+    for a_, n, b_, k in [(1, 300_000, 1, 300_000), (2, 70_000, 1, 50_000), (1, 5000, 3, 5000),
+                         (3, 2000, 40, 1500), (1, 1, 1, 1), (1, 7, 2, 0)]:  # fmt: skip
+        idx = rng.permutation(n)[:k].astype(np.int64)
+        target = host(rng, (a_, n, b_), dtype)
+        values = host(rng, (a_, k, b_), dtype)
+        want = target.copy()
+        want[:, idx, :] = values
+        out = nd.asarray(target, device="cpu")
+        be.fused("put_axis", (held(nd.asarray(idx, device="cpu")), held(nd.asarray(values, device="cpu"))),
+                 out._ref, {"distinct": True})  # fmt: skip
+        np.testing.assert_array_equal(np.asarray(out), want)
+
+
+def test_put_axis_distinct_broken_promise_stays_in_bounds():
+    """Repeated indices under ``distinct``: which value lands is unspecified, but each written
+    element holds one of its candidates and nothing else changes."""
+    be = nd.asarray([1], device="cpu").device.backend
+    n = 400_000
+    idx = np.repeat(np.arange(0, n, 2), 2)  # every even index twice
+    values = np.arange(idx.size, dtype=np.int64)
+    out = nd.asarray(np.full(n, -1, np.int64), device="cpu")
+    be.fused("put_axis", (held(nd.asarray(idx, device="cpu")), held(nd.asarray(values.reshape(1, -1, 1), device="cpu"))),
+             held(nd.reshape(out, (1, n, 1))), {"distinct": True})  # fmt: skip
+    got = np.asarray(out)
+    assert (got[1::2] == -1).all()
+    assert np.isin(got[0::2], [2 * np.arange(n // 2), 2 * np.arange(n // 2) + 1]).all()
+    assert ((got[0::2] // 2) == np.arange(n // 2)).all()
+    with pytest.raises(TypeError, match="distinct"):
+        be.fused("put_axis", (held(nd.asarray(idx[:2], device="cpu")), held(nd.asarray(values[:2].reshape(1, 2, 1), device="cpu"))),
+                 held(nd.reshape(out, (1, n, 1))), {"distinct": 1})  # fmt: skip
+
+
 def test_the_kernels_check_their_operands():
     be = nd.asarray([1], device="cpu").device.backend
     x = nd.asarray(np.zeros((2, 3, 4), np.float32), device="cpu")
