@@ -85,12 +85,14 @@ def test_losses() -> None:
         F.nll_loss(logits, nd.zeros(5))
 
 
-@pytest.mark.parametrize("device", ["numpy", "cpu"])
+@pytest.mark.parametrize("device", ["numpy", "cpu", "webgpu"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_bce_with_logits_at_the_extremes(device: str, dtype: str) -> None:
     # The far tails (where the loss is |x| or exp(-|x|)) through 0, inf, -inf and NaN. NOTE: the
     # one-kernel form logaddexp(x, 0) - x t fails here: a confident right answer cancels
-    # (100 + 3.7e-44 - 100 = 0), where max(x, 0) - x t is exactly 0 and the tail is added after.
+    # (100 + 3.7e-44 - 100 = 0), where (1 - t) x is exactly 0 and the tail is added after. At
+    # x = +inf the loss is its limit, inf, for t < 1 (max(x, 0) - x t gave inf - inf = NaN there);
+    # 0 * inf (t = 1 at +inf, t = 0 at -inf) stays NaN, as in PyTorch.
     if device not in {d.split(":")[0] for d in map(str, nd.devices())}:
         pytest.skip(f"no {device} backend")
     x = np.array([-1e4, -100, -20, -1, -1e-8, 0, 1e-8, 1, 20, 100, 1e4, np.inf, -np.inf, np.nan], dtype=dtype)
@@ -98,7 +100,8 @@ def test_bce_with_logits_at_the_extremes(device: str, dtype: str) -> None:
     xs, ts = x[:, None], t[None, :]
     with np.errstate(all="ignore"):
         wide = xs.astype(np.float64)
-        want = np.maximum(wide, 0) - wide * ts + np.log1p(np.exp(-np.abs(wide)))
+        want = np.where(wide >= 0, (1 - ts) * wide, -ts * wide) + np.log1p(np.exp(-np.abs(wide)))
+    assert np.isinf(want[11, :2]).all() and np.isnan(want[11, 2]) and np.isnan(want[12, 0])
     got = F.binary_cross_entropy_with_logits(nd.asarray(xs, device=device), nd.asarray(ts, device=device),
                                              reduction="none")  # fmt: skip
     assert got.dtype == getattr(nd, dtype) and got.shape == (14, 3)

@@ -46,9 +46,10 @@ __all__ = [
 ]  # fmt: skip
 
 # Rows with no Array API name: protocol ops a backend may implement, whose public function lives
-# elsewhere (``ndplane.nn.functional.sigmoid``, ``silu`` and ``gelu``, ``ndplane.special.erf``), so
+# elsewhere (``ndplane.nn.functional.sigmoid``, ``silu``, ``gelu`` and, with reduction "none",
+# ``binary_cross_entropy_with_logits``; ``ndplane.special.erf``), so
 # the namespace stays the standard's. Each is this module's attribute but not in ``__all__``.
-NOT_EXPORTED = frozenset({"erf", "gelu", "sigmoid", "silu"})
+NOT_EXPORTED = frozenset({"bce_with_logits", "erf", "gelu", "sigmoid", "silu"})
 
 Operand = Array | bool | int | float | complex
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -87,8 +88,8 @@ class Op:
     accuracy: str
     """How the tests judge it: "exact" (bit for bit in the result dtype), "rounded" (a few ULP
     of a float64 reference: arithmetic) or "transcendental" (more ULP: libm-class functions)."""
-    domain: tuple[float, float] | None
-    """Float test inputs come from this range (default: -100..100)."""
+    domain: tuple[float, float] | tuple[tuple[float, float], ...] | None
+    """Float test inputs come from this range (default: -100..100), or one range per operand."""
     summary: str
 
 
@@ -211,7 +212,7 @@ def _tanh(op: str, x: Array) -> Array:
 def _row(arity: int, kinds: frozenset[str], rule: str, reference_kernel: Callable[..., Any], *,
          grad: tuple[Callable[..., Any] | None, ...] | None = None, saves: str = "operands",
          decompose: Callable[..., Array] | None = None, special: Callable[..., Array] | None = None,
-         accuracy: str = "rounded", domain: tuple[float, float] | None = None) -> Callable[[_F], _F]:
+         accuracy: str = "rounded", domain: tuple[Any, ...] | None = None) -> Callable[[_F], _F]:
     """Register the op the decorated ``def`` names; return its generated function."""
     assert saves in ("nothing", "operands", "operands and out"), saves
     assert accuracy in ("exact", "rounded", "transcendental"), accuracy
@@ -480,6 +481,34 @@ def _gelu_grad(nd: Any, g: Any, x: Any, o: Any) -> Any:
     # d/dx x Phi(x) = Phi(x) + x phi(x)
     phi = nd.exp(x * x * -0.5) * _INV_SQRT_2PI
     return g * ((erf(x * _SQRT_HALF) + 1) * 0.5 + x * phi)
+
+
+def _bce_with_logits_kernel(x: np.ndarray, t: np.ndarray, out: np.ndarray | None = None) -> Any:
+    # NOTE: max(x, 0) - x t + log1p(exp(-|x|)) written per sign of x: (1 - t) x + log1p(exp(-x))
+    # for x >= 0, -t x + log1p(exp(x)) below, so that for targets in [0, 1] no two terms cancel
+    # (x - x t loses x's ulp when t nears 1; 1 - t is exact there). Computed in float64 (or
+    # wider) and rounded once; x = +-inf with t = 1 or 0 gives 0 * inf = NaN, as the formula does.
+    if x.dtype.kind != "f" or t.dtype.kind != "f":  # as a ufunc without the loop
+        raise TypeError(f"bce_with_logits: no loop for {x.dtype}, {t.dtype}")
+    wide = np.promote_types(np.result_type(x, t), np.float64)  # long double stays (accuracy tests)
+    x64, t64 = x.astype(wide), t.astype(wide)
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = np.where(x64 >= 0, 1 - t64, -t64) * x64 + np.log1p(np.exp(-np.abs(x64)))
+    if out is None:
+        return r.astype(np.result_type(x, t))
+    np.copyto(out, r, casting="unsafe")
+    return out
+
+
+def _bce_with_logits(x: Any, t: Any) -> Array:
+    # The decomposition for backends without the kernel: the same formula in seven kernels,
+    # recorded as one node (its gradient sigmoid(x) - t, where the chain through |x| gave
+    # -t at x = 0).
+    with _graph.no_grad():
+        c = _dispatch.where(greater_equal(x, 0), subtract(1, t), negative(t))
+        out = add(multiply(c, x), log1p(exp(negative(abs(x)))))
+    track = any(type(v) is Array and v.requires_grad for v in (x, t))
+    return _graph.record_elementwise("bce_with_logits", out, (x, t)) if track else out
 
 
 def _logaddexp(a: Any, b: Any) -> Array:
@@ -920,6 +949,20 @@ def atan2(x1: Operand, x2: Operand, /) -> Array:
     >>> import ndplane as nd
     >>> nd.atan2(nd.asarray([1.0, -1.0]), 0.0).tolist()
     [1.5707963267948966, -1.5707963267948966]
+    """
+
+
+@_binary(_REAL, "realfloat", _bce_with_logits_kernel, grad=(lambda nd, g, x, t, o: g * (sigmoid(x) - t), lambda nd, g, x, t, o: g * -x), decompose=_bce_with_logits, accuracy="transcendental", domain=((-100.0, 100.0), (0.0, 1.0)))
+def bce_with_logits(x1: Operand, x2: Operand, /) -> Array:
+    """Binary cross entropy of targets ``x2`` given logits ``x1``, elementwise; public as ``nn.functional.binary_cross_entropy_with_logits``.
+
+    ``max(x1, 0) - x1 * x2 + log1p(exp(-|x1|))``, computed per sign of ``x1`` so that no two
+    terms cancel for targets in [0, 1]: one kernel where the backend has it.
+
+    >>> import ndplane as nd
+    >>> F = nd.nn.functional
+    >>> F.binary_cross_entropy_with_logits(nd.asarray([0.0, 800.0]), nd.asarray([1.0, 1.0]), reduction="none").tolist()
+    [0.6931471805599453, 0.0]
     """
 
 

@@ -23,12 +23,16 @@ is unchanged; all four take and give real floating dtypes: ``sigmoid`` (``1 / (1
 ``ndplane.nn.functional.gelu``) and ``silu`` (``x * sigmoid(x)``; ``ndplane.nn.functional.silu``)."""
 
 BINARY_OPS = frozenset({
-    "add", "atan2", "bitwise_and", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift",
+    "add", "atan2", "bce_with_logits", "bitwise_and", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift",
     "bitwise_xor", "copysign", "divide", "equal", "floor_divide", "greater", "greater_equal",
     "hypot", "less", "less_equal", "logaddexp", "logaddexp2", "logical_and", "logical_or", "logical_xor",
     "maximum", "minimum", "multiply", "nextafter", "not_equal", "pow", "remainder", "subtract",
 })  # fmt: skip
-"""``Backend.binary(op, a, b, out)`` ops."""
+"""``Backend.binary(op, a, b, out)`` ops. One has no Array API name and came after the others,
+with a core decomposition, so :data:`PROTOCOL_VERSION` is unchanged: ``bce_with_logits``
+(real floating dtypes; ``x`` the logits, ``t`` the targets: ``(1 - t) x + log1p(exp(-x))`` for
+``x >= 0``, ``-t x + log1p(exp(x))`` below, the binary cross entropy with logits of
+``ndplane.nn.functional.binary_cross_entropy_with_logits``)."""
 
 COMPARISON_OPS = frozenset({"equal", "not_equal", "greater", "greater_equal", "less", "less_equal"})
 

@@ -136,7 +136,8 @@ def operand_values(op: str, dtype: nd.DType, pos: int = 0) -> h.Values:
         # (NumPy computes it from fmod; a backend may compute floor of the quotient).
         return h.Values(-16, 16, grid=0.25)
     if kind == "float":
-        lo, hi = FLOAT_RANGE.get(op, (-100.0, 100.0))
+        span = FLOAT_RANGE.get(op, (-100.0, 100.0))
+        lo, hi = span[pos] if isinstance(span[0], tuple) else span  # one range per operand
         return h.Values(lo, hi)
     return h.Values()
 
@@ -192,6 +193,7 @@ def _signed_zeros(op: str, dtype: nd.DType) -> bool:
 PUBLIC_NAMES: dict[str, Callable[..., nd.Array]] = {
     "erf": nd.special.erf, "gelu": nd.nn.functional.gelu, "sigmoid": nd.nn.functional.sigmoid,
     "silu": nd.nn.functional.silu,
+    "bce_with_logits": lambda x, t: nd.nn.functional.binary_cross_entropy_with_logits(x, t, reduction="none"),
 }  # fmt: skip
 
 

@@ -578,15 +578,21 @@ _graph.RULES.update({"relu": _relu_vjp, "cross_entropy": _cross_entropy_vjp, "li
                      "mse_loss": _mse_vjp, "nll_loss": _nll_vjp})  # fmt: skip
 
 
-def binary_cross_entropy_with_logits(logits: Array, target: Array, reduction: str = "mean") -> Array:
+def binary_cross_entropy_with_logits(logits: Array, target: Array | float, reduction: str = "mean") -> Array:
     """Binary cross entropy of ``target`` in [0, 1] given ``logits``, computed stably.
+
+    Elementwise ``max(x, 0) - x t + log1p(exp(-|x|))``, one kernel where the backend has the
+    ``bce_with_logits`` op (else its decomposition), then the reduction. Its gradient is
+    ``sigmoid(x) - t`` for the logits and ``-x`` for the targets.
 
     >>> import ndplane as nd
     >>> loss = nd.nn.functional.binary_cross_entropy_with_logits(nd.asarray([0.0, 800.0]), nd.asarray([1.0, 1.0]))
     >>> round(float(loss), 6)  # (log 2 + 0) / 2
     0.346574
     """
-    loss = nd.maximum(logits, 0.0) - logits * target + nd.log1p(nd.exp(-nd.abs(logits)))
-    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"binary_cross_entropy_with_logits: reduction must be 'mean', 'sum' or 'none'; "
+                         f"got {reduction!r}.")  # fmt: skip
+    return _reduce(_elementwise.bce_with_logits(logits, target), reduction, "binary_cross_entropy_with_logits")
 
 

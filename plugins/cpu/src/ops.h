@@ -25,7 +25,7 @@ namespace ndp::ops {
     X(square) X(tan) X(tanh) X(trunc)
 
 #define NDP_BINARY_OPS(X)                                                                    \
-    X(add) X(atan2) X(bitwise_and) X(bitwise_left_shift) X(bitwise_or) X(bitwise_right_shift) \
+    X(add) X(atan2) X(bce_with_logits) X(bitwise_and) X(bitwise_left_shift) X(bitwise_or) X(bitwise_right_shift) \
     X(bitwise_xor) X(copysign) X(divide) X(equal) X(floor_divide) X(greater) X(greater_equal) \
     X(hypot) X(less) X(less_equal) X(logaddexp) X(logaddexp2) X(logical_and) X(logical_or)     \
     X(logical_xor) X(maximum) X(minimum) X(multiply) X(nextafter) X(not_equal) X(pow)         \
@@ -620,6 +620,18 @@ template <class T> static T f(T a, T b) {
 }
 NDP_END
 
+// Binary cross entropy of target t given logit x: (1 - t) x + log1p(exp(-x)) for x >= 0 and
+// -t x + log1p(exp(x)) below, so that for t in [0, 1] no two terms cancel (max(x, 0) - x t
+// loses x's ulp where t nears 1; 1 - t is exact there). Branch-free: one vector exp and one
+// vector log1p per element. NaN propagates; x = +-inf with t = 1 or 0 gives 0 * inf = NaN, as
+// the formula does.
+NDP_OP(bce_with_logits, F<T>)
+template <class T> static T f(T x, T t) {
+    const T c = x >= T(0) ? T(1) - t : -t;
+    return c * x + vm::log1p(vm::exp(-std::fabs(x)));
+}
+NDP_END
+
 NDP_OP(nextafter, F<T>)
 static constexpr bool half_native = true;
 template <class T> static T f(T a, T b) {
@@ -810,7 +822,7 @@ NDP_END
 #define NDP_MATH_BOUND_OPS(X)                                                                \
     X(acos) X(acosh) X(asin) X(asinh) X(atan) X(atanh) X(cos) X(cosh) X(erf) X(exp) X(expm1)  \
     X(gelu) X(log) X(log1p) X(log2) X(log10) X(sigmoid) X(silu) X(sin) X(sinh) X(tan) X(tanh) \
-    X(atan2) X(hypot) X(logaddexp) X(logaddexp2) X(pow)
+    X(atan2) X(bce_with_logits) X(hypot) X(logaddexp) X(logaddexp2) X(pow)
 template <class Op> constexpr bool math_bound = false;
 #define X(name) template <> constexpr bool math_bound<name> = true;
 NDP_MATH_BOUND_OPS(X)

@@ -37,9 +37,12 @@ UNARY = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "erf"
 # the backend's own erfc; float64: libmvec's erfc).
 COMPOSED = {"gelu", "sigmoid", "silu"}
 # Rows with no Array API name, by their public function.
+# (bce_with_logits by the row itself: its public function reduces by default.)
 PUBLIC = {"erf": "special.erf", "gelu": "nn.functional.gelu", "sigmoid": "nn.functional.sigmoid",
-          "silu": "nn.functional.silu"}  # fmt: skip
-BINARY = ["atan2", "hypot", "pow", "logaddexp", "logaddexp2"]
+          "silu": "nn.functional.silu", "bce_with_logits": "_elementwise.bce_with_logits"}  # fmt: skip
+BINARY = ["atan2", "hypot", "pow", "logaddexp", "logaddexp2", "bce_with_logits"]
+# Binary functions with no libmvec variant of their own (libmvec's exp and log1p).
+COMPOSED_BINARY = {"logaddexp", "logaddexp2", "bce_with_logits"}
 # Results that cancel near 0, where the error is relative to the inputs (measure_binary).
 CANCELLING = {"logaddexp", "logaddexp2"}
 
@@ -156,6 +159,8 @@ def measure_binary(fn: str, dtype: str, samples: int = 1 << 20) -> dict[str, Any
     pairs = np.sign(rng.uniform(-1, 1, (2, samples))) * np.exp2(exps) if fn != "logaddexp" else exps
     if fn == "pow":
         pairs[0] = np.abs(pairs[0])  # a negative base with a non-integer power is NaN
+    if fn == "bce_with_logits":
+        pairs[1] = rng.uniform(0, 1, samples)  # logits over the whole range, targets in [0, 1]
     a, b = pairs.astype(dtype)
     # NOTE: logaddexp(a, b) = max + log1p(exp(-|a - b|)) cancels where the result is near 0
     # (NumPy's loop too: ~1e2 ulp of the result there); it is conditioned by the inputs,

@@ -149,6 +149,7 @@ BINARY: dict[str, dict[str, str]] = {
     "atan2": {"f": "f_atan2($a, $b)"},
     "copysign": {"f": "f_copysign($a, $b)"},
     "hypot": {"f": "f_hypot($a, $b)"},
+    "bce_with_logits": {"f": "f_bce_with_logits($a, $b)"},
     "logaddexp": {"f": "f_logaddexp($a, $b)"},
     "logaddexp2": {"f": "f_logaddexp2($a, $b)"},
     "nextafter": {"f": "f_nextafter($a, $b)"},

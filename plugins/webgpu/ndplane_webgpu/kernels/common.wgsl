@@ -707,6 +707,14 @@ fn f_hypot(a: f32, b: f32) -> f32 {
   return m * sqrt(p * p + q * q);
 }
 
+// bce_with_logits (the cpu backend's ops.h): (1 - t) x + log1p(exp(-x)) for x >= 0, -t x +
+// log1p(exp(x)) below, so no two terms cancel for t in [0, 1]; 0 * inf gives NaN, as the formula.
+fn f_bce_with_logits(x: f32, t: f32) -> f32 {
+  if (f_isnan(x) || f_isnan(t)) { return f_nan(); }
+  let c = select(-t, 1.0 - t, x >= 0.0);
+  return c * x + f_log1p(f_exp(-f_abs(x)));
+}
+
 fn f_logaddexp(a: f32, b: f32) -> f32 {
   if (f_isnan(a) || f_isnan(b)) { return f_nan(); }
   if (a == b) { return a + 0.6931471805599453; }

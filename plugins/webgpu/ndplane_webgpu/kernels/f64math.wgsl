@@ -873,6 +873,11 @@ fn f64_pow(x: f64, y: f64) -> f64 {
   if (x < 0.0 && yodd) { return -r; }
   return r;
 }
+fn f64_bce_with_logits(x: f64, t: f64) -> f64 {   // common.wgsl's f_bce_with_logits
+  if (f64_isnan(x) || f64_isnan(t)) { return f64_nan(); }
+  let c = select(-t, 1.0 - t, x >= 0.0);
+  return c * x + f64_log1p(f64_exp(-abs(x)));
+}
 fn f64_logaddexp(a: f64, b: f64) -> f64 {
   if (f64_isnan(a) || f64_isnan(b)) { return f64_nan(); }
   if (a == b) { return a + F64M_LN2; }
