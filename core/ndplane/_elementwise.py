@@ -501,12 +501,18 @@ def _bce_with_logits_kernel(x: np.ndarray, t: np.ndarray, out: np.ndarray | None
 
 
 def _bce_with_logits(x: Any, t: Any) -> Array:
-    # The decomposition for backends without the kernel: the same formula in seven kernels,
+    # The decomposition for backends without the kernel: the same formula in six kernels,
     # recorded as one node (its gradient sigmoid(x) - t, where the chain through |x| gave
     # -t at x = 0).
     with _graph.no_grad():
-        c = _dispatch.where(greater_equal(x, 0), subtract(1, t), negative(t))
-        out = add(multiply(c, x), log1p(exp(negative(abs(x)))))
+        if type(x) is Array:
+            # c = (x >= 0) - t: 1 - t or -t, t an array or a Python scalar
+            c = subtract(_dispatch.cast(greater_equal(x, 0), x.dtype), t)
+            tail = log1p(exp(negative(abs(x))))
+        else:  # a Python logit (t is then an array): its step and tail in Python's float64
+            c = subtract(1.0 if x >= 0 else 0.0, t)
+            tail = math.log1p(math.exp(-math.fabs(x)))
+        out = add(multiply(c, x), tail)
     track = any(type(v) is Array and v.requires_grad for v in (x, t))
     return _graph.record_elementwise("bce_with_logits", out, (x, t)) if track else out
 
