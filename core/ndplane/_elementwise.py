@@ -504,6 +504,7 @@ def _bce_with_logits(x: Any, t: Any) -> Array:
     # The decomposition for backends without the kernel: the same formula in six kernels,
     # recorded as one node (its gradient sigmoid(x) - t, where the chain through |x| gave
     # -t at x = 0).
+    tail: Array | float
     with _graph.no_grad():
         if type(x) is Array:
             # c = (x >= 0) - t: 1 - t or -t, t an array or a Python scalar
