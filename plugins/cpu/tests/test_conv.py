@@ -3,6 +3,10 @@ algorithm, on one and on several threads, and their argument checks."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import ndplane_cpu._native as native
 import numpy as np
 import pytest
@@ -31,6 +35,14 @@ CASES = [
     ((2, 8, 40, 100), (6, 8, 3, 3), (1, 1), (1, 1), (1, 1), 1),
     ((2, 8, 70, 90), (3, 8, 3, 5), (2, 1), (1, 2), (2, 1), 1),
     ((3, 16, 64, 64), (4, 8, 3, 3), (1, 1), (1, 1), (1, 1), 2),
+    # stride and dilation 1 with rows of a vector or more (16 float32, 8 float64) go direct on
+    # AVX2 / AVX-512 (conv.cc): output channels not a multiple of the tile's (20: 16 + 4 padded),
+    # one image (its rows split over threads), uneven padding and kernels, groups, one channel,
+    # rows of exactly one vector, and a last partial vector
+    ((1, 3, 5, 50), (20, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((2, 4, 17, 17), (6, 2, 2, 4), (1, 1), (0, 3), (1, 1), 2),
+    ((1, 1, 30, 16), (1, 1, 1, 3), (1, 1), (0, 1), (1, 1), 1),
+    ((2, 6, 9, 31), (12, 2, 3, 3), (1, 1), (2, 1), (1, 1), 3),
 ]
 
 
@@ -83,3 +95,34 @@ def test_conv2d_checks_its_arguments(h):
     with pytest.raises(TypeError, match="float32 and float64"):
         xi = x.astype(np.int32)
         _run(h, None, (xi, w.astype(np.int32), None), (1, 3, 2, 2), np.dtype("int32"), ok)
+
+
+@pytest.mark.parametrize("isa", ["v3", "baseline"])
+def test_conv2d_forward_on_each_isa(isa):
+    """The direct forward's AVX2 version (and the gemm road of the baseline build), in a process
+    whose kernels are forced to that ISA, against the generic algorithm."""
+    if native.isa() == "baseline" and isa != "baseline":
+        pytest.skip("this CPU runs the baseline build only")
+    code = f"""
+import numpy as np
+import ndplane_cpu._native as native
+import ndplane
+from ndplane.conformance._helpers import conv2d_reference
+assert native.isa() == {("x86-64-" + isa) if isa != "baseline" else "baseline"!r}, native.isa()
+be = ndplane.asarray([1.0], device="cpu").device.backend
+for case in {[c for c in CASES if c[2] == (1, 1) and c[4] == (1, 1)]!r}:
+    xs, ws, stride, padding, dilation, groups = case
+    for dt in (np.float32, np.float64):
+        rng = np.random.default_rng(0)
+        x, w, b = (rng.standard_normal(s).astype(dt) for s in (xs, ws, ws[:1]))
+        want = conv2d_reference(x, w, b, stride, padding, dilation, groups)
+        got = ndplane.nn.functional.conv2d(ndplane.asarray(x, device="cpu"), ndplane.asarray(w, device="cpu"),
+                                           ndplane.asarray(b, device="cpu"), stride=stride, padding=padding,
+                                           groups=groups)
+        tol = 2e-5 * (1 + np.sqrt(w[0].size)) if dt == np.float32 else 1e-12
+        np.testing.assert_allclose(got.to_numpy(), want, rtol=tol, atol=tol)
+print("ok")
+"""
+    env = {**os.environ, "NDPLANE_CPU_ISA": isa}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]
