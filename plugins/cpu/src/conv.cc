@@ -330,7 +330,8 @@ template <class T> void grad_bias(const Geo& q, const T* gy, T* gb) {
 // a (Cg, KH, KW, Ogp) copy of the weights, Ogp = Og rounded up to OB with zeros, so no tile
 // branches). The inputs come from a zero-padded window of a block of rows (Cg, R + KH - 1, Wp),
 // so no read leaves the window and the borders need no branch. 16 x 64 x 64 images, 16 output
-// channels, 3 x 3, one thread on a Zen 4: 103 GFLOP/s (the im2col + OpenBLAS path 56).
+// channels, 3 x 3, one thread on a Zen 4: 103 GFLOP/s (the im2col + OpenBLAS path 56). The
+// gradient of the input runs on it too (direct_grad_input).
 // ---------------------------------------------------------------------------
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define NDP_CONV_DIRECT 1
@@ -452,6 +453,32 @@ template <class T> void direct_forward(const Geo& q, int level, const T* x, cons
     });
     if (failed) throw std::bad_alloc();
 }
+
+// Grad input of a stride 1, dilation 1 convolution as a direct forward one: the "full"
+// correlation of g (N, O, OH, OW) with the weights flipped in both axes and transposed per group,
+// (C, Og, KH, KW), padded by K - 1 - p, gives (N, C, H, W). Where p > K - 1 (unusual) the
+// padding would be negative: the gemm road.
+bool use_direct_grad_input(const Geo& q, int level, size_t item) {
+    const int64_t V = int64_t((level == 4 ? 64 : 32) / item);
+    return level && q.p.sh == 1 && q.p.sw == 1 && q.p.dh == 1 && q.p.dw == 1 && q.p.ph <= q.KH - 1 &&
+           q.p.pw <= q.KW - 1 && q.W >= V && !q.direct();
+}
+
+template <class T> void direct_grad_input(const Geo& q, int level, const T* gy, const T* w, T* gx) {
+    Geo t = q;
+    t.C = q.O, t.H = q.OH, t.W = q.OW, t.O = q.C, t.OH = q.H, t.OW = q.W;
+    t.Cg = q.Og, t.Og = q.Cg, t.CK = q.Og * q.KH * q.KW, t.L = q.H * q.W;
+    t.p.ph = q.KH - 1 - q.p.ph, t.p.pw = q.KW - 1 - q.p.pw;
+    std::unique_ptr<T[]> wt(new T[size_t(q.O * q.CK)]);
+    for (int64_t g = 0; g < q.G; ++g)
+        for (int64_t c = 0; c < q.Cg; ++c)
+            for (int64_t o = 0; o < q.Og; ++o)
+                for (int64_t ky = 0; ky < q.KH; ++ky)
+                    for (int64_t kx = 0; kx < q.KW; ++kx)
+                        wt[(((g * q.Cg + c) * q.Og + o) * q.KH + ky) * q.KW + kx] =
+                            w[(((g * q.Og + o) * q.Cg + c) * q.KH + (q.KH - 1 - ky)) * q.KW + (q.KW - 1 - kx)];
+    direct_forward<T>(t, level, gy, wt.get(), nullptr, gx);
+}
 #endif
 
 // Whether over_images runs each image on one thread (the pool's, or the only one): then an
@@ -477,6 +504,10 @@ template <class T> void run_typed(const Geo& q, const View& a, const View* b, co
                 forward<T>(q, ptr(a), ptr(*b), c ? ptr(*c) : nullptr, ptr(out), n1, n2, one_thread_each(q));
             });
         case CONV_GRAD_INPUT:
+#if defined(NDP_CONV_DIRECT)
+            if (const int level = direct_level(); use_direct_grad_input(q, level, sizeof(T)))
+                return direct_grad_input<T>(q, level, ptr(a), ptr(*b), ptr(out));
+#endif
             return over_images(q, [&](int64_t n1, int64_t n2) { grad_input<T>(q, ptr(a), ptr(*b), ptr(out), n1, n2); });
         case CONV_GRAD_WEIGHT: {
             // one partial sum per range of images, added up at the end

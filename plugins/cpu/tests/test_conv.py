@@ -43,6 +43,7 @@ CASES = [
     ((2, 4, 17, 17), (6, 2, 2, 4), (1, 1), (0, 3), (1, 1), 2),
     ((1, 1, 30, 16), (1, 1, 1, 3), (1, 1), (0, 1), (1, 1), 1),
     ((2, 6, 9, 31), (12, 2, 3, 3), (1, 1), (2, 1), (1, 1), 3),
+    ((1, 2, 5, 20), (3, 2, 3, 3), (1, 1), (3, 1), (1, 1), 1),  # padding past K - 1: grad input by gemm
 ]
 
 
@@ -99,8 +100,8 @@ def test_conv2d_checks_its_arguments(h):
 
 @pytest.mark.parametrize("isa", ["v3", "baseline"])
 def test_conv2d_forward_on_each_isa(isa):
-    """The direct forward's AVX2 version (and the gemm road of the baseline build), in a process
-    whose kernels are forced to that ISA, against the generic algorithm."""
+    """The direct forward's and grad input's AVX2 version (and the gemm road of the baseline
+    build), in a process whose kernels are forced to that ISA, against the generic algorithm."""
     if native.isa() == "baseline" and isa != "baseline":
         pytest.skip("this CPU runs the baseline build only")
     code = f"""
@@ -121,6 +122,13 @@ for case in {[c for c in CASES if c[2] == (1, 1) and c[4] == (1, 1)]!r}:
                                            groups=groups)
         tol = 2e-5 * (1 + np.sqrt(w[0].size)) if dt == np.float32 else 1e-12
         np.testing.assert_allclose(got.to_numpy(), want, rtol=tol, atol=tol)
+        g = rng.standard_normal(want.shape).astype(dt)
+        gx = conv2d_reference(x, w, b, stride, padding, dilation, groups, g=g)[0]
+        xs_ = ndplane.asarray(x, device="cpu", requires_grad=True)
+        y = ndplane.nn.functional.conv2d(xs_, ndplane.asarray(w, device="cpu"), stride=stride, padding=padding,
+                                         groups=groups)
+        ndplane.sum(y * ndplane.asarray(g, device="cpu")).backward()
+        np.testing.assert_allclose(xs_.grad.to_numpy(), gx, rtol=tol, atol=tol * 10)
 print("ok")
 """
     env = {**os.environ, "NDPLANE_CPU_ISA": isa}
