@@ -5,6 +5,8 @@
 //   x (N, C, H, W), weight (O, C/G, KH, KW), g and out (N, O, OH, OW), all C-contiguous,
 //   one dtype (float32 or float64); nothing strided.
 // A 1x1 kernel with stride 1 and no padding reads x (and writes grad x) without the scratch.
+// Stride and dilation 1 on AVX2 / AVX-512 take a direct kernel instead, forward and grad input
+// (below, "Direct forward").
 #include "conv.h"
 
 #include <cblas.h>
