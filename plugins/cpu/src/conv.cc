@@ -333,15 +333,32 @@ template <class T> void grad_bias(const Geo& q, const T* gy, T* gb) {
 // branches). The inputs come from a zero-padded window of a block of rows (Cg, R + KH - 1, Wp),
 // so no read leaves the window and the borders need no branch. 16 x 64 x 64 images, 16 output
 // channels, 3 x 3, one thread on a Zen 4: 103 GFLOP/s (the im2col + OpenBLAS path 56). The
-// gradient of the input runs on it too (direct_grad_input).
+// gradient of the input runs on it too (direct_grad_input), and the gradient of the weights on a
+// kernel of the same shape (direct_gw_block).
 // ---------------------------------------------------------------------------
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define NDP_CONV_DIRECT 1
 #define NDP_CONV_INLINE inline __attribute__((always_inline))
 
 struct DirectArgs {
-    int64_t R, Wp, Ogp;  // rows per block, window row length, output channels padded
+    int64_t V, R, Wp, Ogp;  // tile width, rows per block, window row length, output channels padded
 };
+
+// The zero-padded window of image n, group g for output rows [oy0, oy1): (Cg, rows, Wp), row r
+// holding input row oy0 - ph + r from column pw on.
+template <class T>
+NDP_CONV_INLINE void fill_window(const Geo& q, const DirectArgs& d, const T* x, int64_t n, int64_t g, int64_t oy0,
+                                 int64_t oy1, T* win) {
+    const int64_t rows = oy1 - oy0 + q.KH - 1;
+    const T* xg = x + (n * q.C + g * q.Cg) * q.H * q.W;
+    std::fill(win, win + q.Cg * rows * d.Wp, T(0));
+    for (int64_t c = 0; c < q.Cg; ++c)
+        for (int64_t r = 0; r < rows; ++r) {
+            const int64_t iy = oy0 - q.p.ph + r;
+            if (iy >= 0 && iy < q.H)
+                std::memcpy(win + (c * rows + r) * d.Wp + q.p.pw, xg + (c * q.H + iy) * q.W, size_t(q.W) * sizeof(T));
+        }
+}
 
 // Output rows [oy0, oy1) of image n, group g: the window, then every tile.
 template <class T, int V, int OB>
@@ -349,13 +366,7 @@ NDP_CONV_INLINE void direct_block(const Geo& q, const DirectArgs& d, const T* x,
                                   int64_t n, int64_t g, int64_t oy0, int64_t oy1, T* win) {
     typedef T vec __attribute__((vector_size(V * sizeof(T))));
     const int64_t rows = oy1 - oy0 + q.KH - 1, Wp = d.Wp, Ogp = d.Ogp;
-    const T* xg = x + (n * q.C + g * q.Cg) * q.H * q.W;
-    std::fill(win, win + q.Cg * rows * Wp, T(0));
-    for (int64_t c = 0; c < q.Cg; ++c)
-        for (int64_t r = 0; r < rows; ++r) {
-            const int64_t iy = oy0 - q.p.ph + r;
-            if (iy >= 0 && iy < q.H) std::memcpy(win + (c * rows + r) * Wp + q.p.pw, xg + (c * q.H + iy) * q.W, size_t(q.W) * sizeof(T));
-        }
+    fill_window(q, d, x, n, g, oy0, oy1, win);
     const T* wg = wr + g * q.CK * Ogp;
     T* yg = y + (n * q.O + g * q.Og) * q.L;
     for (int64_t oy = oy0; oy < oy1; ++oy)
@@ -401,16 +412,99 @@ NDP_CONV_INLINE bool direct_blocks(const Geo& q, const DirectArgs& d, const T* x
 }
 
 // The AVX-512 and AVX2 versions: what they call is inlined into each and compiled for its ISA.
+// Grad weight over output rows [oy0, oy1) of image n, group g, added into gw (G * Og, CK): a
+// gemm (Og, P) x (P, CK) over the block's P output pixels, written as the forward kernel's
+// mirror. g is copied pixel-major, (P, Ogv) with Ogv = Og rounded up to V and zeros past Og,
+// so a tile of TB taps at V output channels holds TB vector sums: per pixel, one load of V
+// channels of g and TB fused multiply-adds by the taps' inputs there (broadcast from the
+// window). No sum runs across lanes. A last tile of fewer taps repeats tap 0 (its sums unused).
+template <class T, int V, int TB>
+NDP_CONV_INLINE void direct_gw_block(const Geo& q, const DirectArgs& d, const T* x, const T* gy, T* gw, int64_t n,
+                                     int64_t g, int64_t oy0, int64_t oy1, T* win, T* gt) {
+    typedef T vec __attribute__((vector_size(V * sizeof(T))));
+    const int64_t rows = oy1 - oy0 + q.KH - 1, P = (oy1 - oy0) * q.OW, Ogv = (q.Og + V - 1) / V * V;
+    fill_window(q, d, x, n, g, oy0, oy1, win);
+    std::fill(gt, gt + P * Ogv, T(0));
+    const T* gg = gy + (n * q.O + g * q.Og) * q.L + oy0 * q.OW;
+    for (int64_t o = 0; o < q.Og; ++o)
+        for (int64_t i = 0; i < P; ++i) gt[i * Ogv + o] = gg[o * q.L + i];
+    for (int64_t t0 = 0; t0 < q.CK; t0 += TB) {
+        int64_t at[TB];  // each tap's first input in the window
+        for (int t = 0; t < TB; ++t) {
+            const int64_t k = t0 + t < q.CK ? t0 + t : 0, c = k / (q.KH * q.KW), ky = k / q.KW % q.KH, kx = k % q.KW;
+            at[t] = (c * rows + ky) * d.Wp + kx;
+        }
+        for (int64_t o0 = 0; o0 < Ogv; o0 += V) {
+            vec acc[TB];
+            for (int t = 0; t < TB; ++t) acc[t] = vec{};
+            const T* gp = gt + o0;
+            for (int64_t r = 0; r < oy1 - oy0; ++r) {
+                const T* in = win + r * d.Wp;
+                for (int64_t ox = 0; ox < q.OW; ++ox, gp += Ogv) {
+                    vec u;
+                    std::memcpy(&u, gp, sizeof(vec));
+                    for (int t = 0; t < TB; ++t) acc[t] += u * in[at[t] + ox];
+                }
+            }
+            const int64_t nt = std::min<int64_t>(TB, q.CK - t0), no = std::min<int64_t>(V, q.Og - o0);
+            for (int64_t t = 0; t < nt; ++t)
+                for (int64_t o = 0; o < no; ++o) gw[(g * q.Og + o0 + o) * q.CK + t0 + t] += acc[t][o];
+        }
+    }
+}
+
+// Blocks [b, e) into gw (zeroed by the caller); false where a window could not be allocated.
+template <class T, int V, int OB>
+NDP_CONV_INLINE bool direct_gw_blocks(const Geo& q, const DirectArgs& d, const T* x, const T* gy, T* gw, int64_t b,
+                                      int64_t e) {
+    std::unique_ptr<T[]> win(new (std::nothrow) T[size_t(q.Cg * (d.R + q.KH - 1) * d.Wp)]);
+    const int64_t Ogv = (q.Og + V - 1) / V * V;
+    std::unique_ptr<T[]> gt(new (std::nothrow) T[size_t(d.R * q.OW * Ogv)]);
+    if (!win || !gt) return false;
+    const int64_t per = (q.OH + d.R - 1) / d.R;
+    for (int64_t i = b; i < e; ++i) {
+        const int64_t ng = i / per, oy0 = (i % per) * d.R;
+        direct_gw_block<T, V, OB>(q, d, x, gy, gw, ng / q.G, ng % q.G, oy0, std::min(q.OH, oy0 + d.R), win.get(),
+                                  gt.get());
+    }
+    return true;
+}
+
+// The vector of a tile: the widest of 64 (AVX-512 only), 32 and 16 bytes whose lanes the output
+// rows fill (8 x 8 and 4 x 4 images take 32- and 16-byte tiles).
+int64_t direct_width(const Geo& q, int level, size_t item) {
+    for (size_t bytes : {size_t(64), size_t(32), size_t(16)})
+        if ((bytes < 64 || level == 4) && q.OW >= int64_t(bytes / item)) return int64_t(bytes / item);
+    return 0;
+}
+
+template <class T, int V, int OB>
+NDP_CONV_INLINE bool direct_run(bool weight, const Geo& q, const DirectArgs& d, const T* x, const T* wr, const T* bias,
+                                T* y, int64_t b, int64_t e) {
+    // forward: x, weights wr, bias, out y; grad weight: x, g (as wr), out gw (as y), its lanes
+    // over output channels (V of them) and 12 taps to a tile
+    return weight ? direct_gw_blocks<T, V, 12>(q, d, x, wr, y, b, e) : direct_blocks<T, V, OB>(q, d, x, wr, bias, y, b, e);
+}
+
 template <class T>
 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"))) bool direct_v4(
-    const Geo& q, const DirectArgs& d, const T* x, const T* wr, const T* bias, T* y, int64_t b, int64_t e) {
-    constexpr int V = 64 / sizeof(T);
-    return d.Ogp % 16 ? direct_blocks<T, V, 8>(q, d, x, wr, bias, y, b, e) : direct_blocks<T, V, 16>(q, d, x, wr, bias, y, b, e);
+    bool weight, const Geo& q, const DirectArgs& d, const T* x, const T* wr, const T* bias, T* y, int64_t b, int64_t e) {
+    constexpr int W = 64 / sizeof(T);
+    const bool ob16 = d.Ogp % 16 == 0;
+    if (d.V == W)
+        return ob16 ? direct_run<T, W, 16>(weight, q, d, x, wr, bias, y, b, e) : direct_run<T, W, 8>(weight, q, d, x, wr, bias, y, b, e);
+    if (d.V == W / 2)
+        return ob16 ? direct_run<T, W / 2, 16>(weight, q, d, x, wr, bias, y, b, e)
+                    : direct_run<T, W / 2, 8>(weight, q, d, x, wr, bias, y, b, e);
+    return ob16 ? direct_run<T, W / 4, 16>(weight, q, d, x, wr, bias, y, b, e)
+                : direct_run<T, W / 4, 8>(weight, q, d, x, wr, bias, y, b, e);
 }
 template <class T>
-__attribute__((target("avx2,fma"))) bool direct_v3(const Geo& q, const DirectArgs& d, const T* x, const T* wr,
+__attribute__((target("avx2,fma"))) bool direct_v3(bool weight, const Geo& q, const DirectArgs& d, const T* x, const T* wr,
                                                     const T* bias, T* y, int64_t b, int64_t e) {
-    return direct_blocks<T, 32 / sizeof(T), 8>(q, d, x, wr, bias, y, b, e);
+    constexpr int W = 32 / sizeof(T);
+    return d.V == W ? direct_run<T, W, 8>(weight, q, d, x, wr, bias, y, b, e)
+                    : direct_run<T, W / 2, 8>(weight, q, d, x, wr, bias, y, b, e);
 }
 
 // 4: AVX-512, 3: AVX2 + FMA, 0: neither (the gemm path) -- the ISA the elementwise kernels took
@@ -428,21 +522,28 @@ int direct_level() {
 #endif
 }
 
-// Whether the forward pass goes direct: stride and dilation 1, rows of at least one vector.
+// Whether the forward pass goes direct: stride and dilation 1, rows of at least a 16-byte vector.
 bool use_direct(const Geo& q, int level, size_t item) {
-    const int64_t V = int64_t((level == 4 ? 64 : 32) / item);
-    return level && q.p.sh == 1 && q.p.sw == 1 && q.p.dh == 1 && q.p.dw == 1 && q.OW >= V && !q.direct();
+    return level && q.p.sh == 1 && q.p.sw == 1 && q.p.dh == 1 && q.p.dw == 1 && direct_width(q, level, item) &&
+           !q.direct();
 }
 
-template <class T> void direct_forward(const Geo& q, int level, const T* x, const T* w, const T* bias, T* y) {
-    const int64_t V = int64_t((level == 4 ? 64 : 32) / sizeof(T)), OB = level == 4 && q.Og > 8 ? 16 : 8;
+DirectArgs direct_args(const Geo& q, int level, size_t item) {
+    const int64_t V = direct_width(q, level, item), OB = level == 4 && q.Og > 8 ? 16 : 8;
     DirectArgs d{};
+    d.V = V;
     d.Ogp = (q.Og + OB - 1) / OB * OB;
     d.Wp = (q.OW + V - 1) / V * V + q.KW - 1;  // >= W + 2 pw, and the last tile's loads fit
     // Blocks of rows whose window holds about 2^17 elements, and enough blocks for the threads.
     const int64_t threads = num_threads(), images = q.N * q.G;
     d.R = std::clamp<int64_t>((int64_t(1) << 17) / std::max<int64_t>(1, q.Cg * d.Wp) - (q.KH - 1), 1, q.OH);
     if (images < 2 * threads) d.R = std::min(d.R, std::max<int64_t>(1, q.OH * images / (2 * threads)));
+    return d;
+}
+
+template <class T> void direct_forward(const Geo& q, int level, const T* x, const T* w, const T* bias, T* y) {
+    const DirectArgs d = direct_args(q, level, sizeof(T));
+    const int64_t images = q.N * q.G;
     std::unique_ptr<T[]> wr(new T[size_t(q.G * q.CK * d.Ogp)]());
     for (int64_t g = 0; g < q.G; ++g)
         for (int64_t o = 0; o < q.Og; ++o)
@@ -450,10 +551,36 @@ template <class T> void direct_forward(const Geo& q, int level, const T* x, cons
     const int64_t blocks = images * ((q.OH + d.R - 1) / d.R);
     std::atomic<bool> failed{false};
     parallel_range(blocks, 1, [&](int64_t b, int64_t e) {
-        const bool ok = level == 4 ? direct_v4<T>(q, d, x, wr.get(), bias, y, b, e) : direct_v3<T>(q, d, x, wr.get(), bias, y, b, e);
+        const bool ok = level == 4 ? direct_v4<T>(false, q, d, x, wr.get(), bias, y, b, e)
+                                   : direct_v3<T>(false, q, d, x, wr.get(), bias, y, b, e);
         if (!ok) failed = true;
     });
     if (failed) throw std::bad_alloc();
+}
+
+// Grad weight (stride and dilation 1): the blocks in as many shares as threads, each summed into
+// its own partial gradient, the partials added in a fixed order (the same result on every run
+// with the same thread count).
+template <class T> void direct_grad_weight(const Geo& q, int level, const T* x, const T* gy, T* gw) {
+    const DirectArgs d = direct_args(q, level, sizeof(T));
+    const int64_t blocks = q.N * q.G * ((q.OH + d.R - 1) / d.R), size = q.O * q.CK;
+    if (blocks == 0) return std::fill(gw, gw + size, T(0));  // an empty batch
+    const int64_t parts = std::clamp<int64_t>(num_threads(), 1, blocks);
+    std::unique_ptr<T[]> partial(new T[size_t(parts * size)]());
+    std::atomic<bool> failed{false};
+    parallel_range(parts, 1, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+            const int64_t b = blocks * t / parts, e = blocks * (t + 1) / parts;
+            T* part = partial.get() + t * size;
+            const bool ok = level == 4 ? direct_v4<T>(true, q, d, x, gy, nullptr, part, b, e)
+                                       : direct_v3<T>(true, q, d, x, gy, nullptr, part, b, e);
+            if (!ok) failed = true;
+        }
+    });
+    if (failed) throw std::bad_alloc();
+    std::copy(partial.get(), partial.get() + size, gw);
+    for (int64_t t = 1; t < parts; ++t)
+        for (int64_t i = 0; i < size; ++i) gw[i] += partial[size_t(t * size + i)];
 }
 
 // Grad input of a stride 1, dilation 1 convolution as a direct forward one: the "full"
@@ -461,9 +588,10 @@ template <class T> void direct_forward(const Geo& q, int level, const T* x, cons
 // (C, Og, KH, KW), padded by K - 1 - p, gives (N, C, H, W). Where p > K - 1 (unusual) the
 // padding would be negative: the gemm road.
 bool use_direct_grad_input(const Geo& q, int level, size_t item) {
-    const int64_t V = int64_t((level == 4 ? 64 : 32) / item);
+    Geo t = q;
+    t.OW = q.W;  // the width of the transposed convolution's output rows
     return level && q.p.sh == 1 && q.p.sw == 1 && q.p.dh == 1 && q.p.dw == 1 && q.p.ph <= q.KH - 1 &&
-           q.p.pw <= q.KW - 1 && q.W >= V && !q.direct();
+           q.p.pw <= q.KW - 1 && direct_width(t, level, item) && !q.direct();
 }
 
 template <class T> void direct_grad_input(const Geo& q, int level, const T* gy, const T* w, T* gx) {
@@ -512,6 +640,10 @@ template <class T> void run_typed(const Geo& q, const View& a, const View* b, co
 #endif
             return over_images(q, [&](int64_t n1, int64_t n2) { grad_input<T>(q, ptr(a), ptr(*b), ptr(out), n1, n2); });
         case CONV_GRAD_WEIGHT: {
+#if defined(NDP_CONV_DIRECT)
+            if (const int level = direct_level(); use_direct(q, level, sizeof(T)))
+                return direct_grad_weight<T>(q, level, ptr(a), ptr(*b), ptr(out));
+#endif
             // one partial sum per range of images, added up at the end
             const int64_t parts = q.N > 1 ? std::min<int64_t>(q.N, num_threads()) : 1, size = q.O * q.CK;
             if (parts == 1) return grad_weight<T>(q, ptr(a), ptr(*b), ptr(out), 0, q.N, one_thread_each(q));
