@@ -501,7 +501,7 @@ def _bce_with_logits_kernel(x: np.ndarray, t: np.ndarray, out: np.ndarray | None
 
 
 def _bce_with_logits(x: Any, t: Any) -> Array:
-    # The decomposition for backends without the kernel: the same formula in six kernels,
+    # The decomposition for backends without the kernel: the same formula in nine kernels,
     # recorded as one node (its gradient sigmoid(x) - t, where the chain through |x| gave
     # -t at x = 0).
     tail: Array | float

@@ -5,8 +5,8 @@
 //   x (N, C, H, W), weight (O, C/G, KH, KW), g and out (N, O, OH, OW), all C-contiguous,
 //   one dtype (float32 or float64); nothing strided.
 // A 1x1 kernel with stride 1 and no padding reads x (and writes grad x) without the scratch.
-// Stride and dilation 1 on AVX2 / AVX-512 take a direct kernel instead, forward and grad input
-// (below, "Direct forward").
+// Stride and dilation 1 on AVX2 / AVX-512 take direct kernels instead: the forward pass, grad
+// input and grad weight (below, "Direct forward").
 #include "conv.h"
 
 #include <cblas.h>
@@ -330,8 +330,9 @@ template <class T> void grad_bias(const Geo& q, const T* gy, T* gb) {
 // adjacent output columns of one row, held in OB vector registers; per input channel and tap,
 // one unaligned load of V inputs and OB fused multiply-adds by the tap's weights (broadcast from
 // a copy of the weights that holds each block of OB output channels as (Cg KH KW, OB), Og
-// rounded up to OB with zeros, so no tile branches). The inputs come from a zero-padded window of a block of rows (Cg, R + KH - 1, Wp),
-// so no read leaves the window and the borders need no branch. 16 x 64 x 64 images, 16 output
+// rounded up to OB with zeros, so no tile branches). The inputs come from a zero-padded window
+// of a block of rows (Cg, R + KH - 1, Wp), so no read leaves the window and the borders need
+// no branch. 16 x 64 x 64 images, 16 output
 // channels, 3 x 3, one thread on a Zen 4: 103 GFLOP/s (the im2col + OpenBLAS path 56). The
 // gradient of the input runs on it too (direct_grad_input), and the gradient of the weights on a
 // kernel of the same shape (direct_gw_block).
@@ -486,7 +487,8 @@ NDP_CONV_INLINE bool direct_run(bool weight, const Geo& q, const DirectArgs& d, 
                                 T* y, int64_t b, int64_t e) {
     // forward: x, weights wr, bias, out y; grad weight: x, g (as wr), out gw (as y), its lanes
     // over output channels (V of them) and 12 taps to a tile
-    return weight ? direct_gw_blocks<T, V, 12>(q, d, x, wr, y, b, e) : direct_blocks<T, V, OB>(q, d, x, wr, bias, y, b, e);
+    return weight ? direct_gw_blocks<T, V, 12>(q, d, x, wr, y, b, e)
+                  : direct_blocks<T, V, OB>(q, d, x, wr, bias, y, b, e);
 }
 
 template <class T>
@@ -495,7 +497,8 @@ __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"))) bool dire
     constexpr int W = 64 / sizeof(T);
     const bool ob16 = d.Ogp % 16 == 0;
     if (d.V == W)
-        return ob16 ? direct_run<T, W, 16>(weight, q, d, x, wr, bias, y, b, e) : direct_run<T, W, 8>(weight, q, d, x, wr, bias, y, b, e);
+        return ob16 ? direct_run<T, W, 16>(weight, q, d, x, wr, bias, y, b, e)
+                    : direct_run<T, W, 8>(weight, q, d, x, wr, bias, y, b, e);
     if (d.V == W / 2)
         return ob16 ? direct_run<T, W / 2, 16>(weight, q, d, x, wr, bias, y, b, e)
                     : direct_run<T, W / 2, 8>(weight, q, d, x, wr, bias, y, b, e);
