@@ -16,7 +16,7 @@ namespace ndp::ops {
     X(square) X(tan) X(tanh) X(trunc)
 
 #define NDP_BINARY_OPS(X)                                                                    \
-    X(add) X(atan2) X(bitwise_and) X(bitwise_left_shift) X(bitwise_or) X(bitwise_right_shift) \
+    X(add) X(atan2) X(bce_with_logits) X(bitwise_and) X(bitwise_left_shift) X(bitwise_or) X(bitwise_right_shift) \
     X(bitwise_xor) X(copysign) X(divide) X(equal) X(floor_divide) X(greater) X(greater_equal) \
     X(hypot) X(less) X(less_equal) X(logaddexp) X(logaddexp2) X(logical_and) X(logical_or)     \
     X(logical_xor) X(maximum) X(minimum) X(multiply) X(nextafter) X(not_equal) X(pow)         \
@@ -388,6 +388,16 @@ template <class T> NDP_D static T f(T a, T b) { return ::copysign(a, b); }
 NDP_END
 NDP_OP(hypot, F<T>)
 template <class T> NDP_D static T f(T a, T b) { return ::hypot(a, b); }
+NDP_END
+
+// Binary cross entropy of target t given logit x, per sign of x as the cpu backend's ops.h:
+// (1 - t) x + log1p(exp(-x)) for x >= 0, -t x + log1p(exp(x)) below (no two terms cancel for t
+// in [0, 1]); NaN propagates, 0 * inf gives NaN.
+NDP_OP(bce_with_logits, F<T>)
+template <class T> NDP_D static T f(T x, T t) {
+    const T c = x >= T(0) ? T(1) - t : -t;
+    return c * x + ::log1p(::exp(-::fabs(x)));
+}
 NDP_END
 
 NDP_OP(logaddexp, F<T>)
