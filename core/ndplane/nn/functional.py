@@ -590,9 +590,6 @@ def binary_cross_entropy_with_logits(logits: Array, target: Array | float, reduc
     >>> round(float(loss), 6)  # (log 2 + 0) / 2
     0.346574
     """
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"binary_cross_entropy_with_logits: reduction must be 'mean', 'sum' or 'none'; "
-                         f"got {reduction!r}.")  # fmt: skip
     return _reduce(_elementwise.bce_with_logits(logits, target), reduction, "binary_cross_entropy_with_logits")
 
 

@@ -342,7 +342,8 @@ template <class T> void grad_bias(const Geo& q, const T* gy, T* gb) {
 #define NDP_CONV_INLINE inline __attribute__((always_inline))
 
 struct DirectArgs {
-    int64_t V, R, Wp, Ogp;  // tile width, rows per block, window row length, output channels padded
+    // tile width and height (output channels), rows per block, window row length, channels padded
+    int64_t V, OB, R, Wp, Ogp;
 };
 
 // The zero-padded window of image n, group g for output rows [oy0, oy1): (Cg, rows, Wp), row r
@@ -495,7 +496,7 @@ template <class T>
 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma"))) bool direct_v4(
     bool weight, const Geo& q, const DirectArgs& d, const T* x, const T* wr, const T* bias, T* y, int64_t b, int64_t e) {
     constexpr int W = 64 / sizeof(T);
-    const bool ob16 = d.Ogp % 16 == 0;
+    const bool ob16 = d.OB == 16;
     if (d.V == W)
         return ob16 ? direct_run<T, W, 16>(weight, q, d, x, wr, bias, y, b, e)
                     : direct_run<T, W, 8>(weight, q, d, x, wr, bias, y, b, e);
@@ -535,10 +536,11 @@ bool use_direct(const Geo& q, int level, size_t item) {
 }
 
 DirectArgs direct_args(const Geo& q, int level, size_t item) {
-    const int64_t V = direct_width(q, level, item), OB = level == 4 && q.Og > 8 ? 16 : 8;
+    const int64_t V = direct_width(q, level, item);
     DirectArgs d{};
     d.V = V;
-    d.Ogp = (q.Og + OB - 1) / OB * OB;
+    d.OB = level == 4 && q.Og > 8 ? 16 : 8;  // AVX2 has 16 registers, AVX-512 32
+    d.Ogp = (q.Og + d.OB - 1) / d.OB * d.OB;
     d.Wp = (q.OW + V - 1) / V * V + q.KW - 1;  // >= W + 2 pw, and the last tile's loads fit
     // Blocks of rows whose window holds about 2^17 elements, and enough blocks for the threads.
     const int64_t threads = num_threads(), images = q.N * q.G;
@@ -551,7 +553,7 @@ template <class T> void direct_forward(const Geo& q, int level, const T* x, cons
     const DirectArgs d = direct_args(q, level, sizeof(T));
     const int64_t images = q.N * q.G;
     // The weights as (G, Ogp / OB, CK, OB): each block of OB output channels tap by tap, zero past Og.
-    const int64_t OB = d.Ogp % 16 == 0 && level == 4 ? 16 : 8;
+    const int64_t OB = d.OB;
     std::unique_ptr<T[]> wr(new T[size_t(q.G * q.CK * d.Ogp)]());
     for (int64_t g = 0; g < q.G; ++g)
         for (int64_t o = 0; o < q.Og; ++o)
@@ -599,8 +601,7 @@ template <class T> void direct_grad_weight(const Geo& q, int level, const T* x, 
 bool use_direct_grad_input(const Geo& q, int level, size_t item) {
     Geo t = q;
     t.OW = q.W;  // the width of the transposed convolution's output rows
-    return level && q.p.sh == 1 && q.p.sw == 1 && q.p.dh == 1 && q.p.dw == 1 && q.p.ph <= q.KH - 1 &&
-           q.p.pw <= q.KW - 1 && direct_width(t, level, item) && !q.direct();
+    return use_direct(t, level, item) && q.p.ph <= q.KH - 1 && q.p.pw <= q.KW - 1;
 }
 
 template <class T> void direct_grad_input(const Geo& q, int level, const T* gy, const T* w, T* gx) {
