@@ -188,7 +188,7 @@ def test_int64_matmul_and_sum_wrap(be, host):
     np.testing.assert_array_equal(host.get(s), a[0].sum(axis=1))
 
 
-def test_public_api_defaults_random_and_indices():
+def test_public_api_defaults_random_and_indices(be):  # be: skipped without an adapter
     """The device's defaults are float64 / int64 with the features; random streams match numpy's
     device bit for bit (Philox words, integers through uint64 arithmetic, float64 uniforms)."""
     dev = nd.Device("webgpu")
