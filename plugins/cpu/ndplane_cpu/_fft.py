@@ -18,11 +18,13 @@ plan without a measurement; very large ones take ducc0 (a measurement would need
 of the data). With one library installed, that one runs everything; ``NDPLANE_CPU_FFT`` pins one.
 
 ``fft-axes`` (declared where ducc0 is installed): a transform along an inner axis, or over
-several, comes as one call on the operand as it lies. The first such call on a layout times two
-ways on the operands themselves: ducc0 over all the axes at once, and one axis at a time as rows
+several, comes as one call on the operand as it lies. The first such call on a layout times the
+ways on the operands themselves: ducc0 over all the axes at once; one axis at a time as rows
 on the planned engine (each axis moved last in a C-contiguous copy, the last step written
-straight into ``out``, which the core lays out with that axis innermost); the faster runs every
-later call (``Plans.over_axes``). ``NDPLANE_CPU_FFT=fftw`` pins the rows, ``ducc0`` ducc0.
+straight into ``out``, which the core lays out with that axis innermost); where the other axes
+merge into one, each axis's transforms where they lie (FFTW's strided plans), and the same with
+the columns' steps run a block of columns at a time through a scratch (``_ColumnRunner``); the
+fastest runs every later call (``Plans.over_axes``). ``NDPLANE_CPU_FFT=fftw`` pins the rows, ``ducc0`` ducc0.
 docs/performance.md ("FFT on the cpu backend") has the measurements behind each choice.
 """
 
@@ -72,6 +74,9 @@ SMALL = 1 << 14
 #: Above this many bytes of input and output, ducc0 runs the transform unmeasured: measuring
 #: would need scratch arrays as large as the operands (and FFTW_MEASURE several passes).
 LARGE = 64 << 20
+#: Bytes of each row a block of ``_ColumnRunner`` gathers: four cache lines (128 to 1024 measured
+#: within 5 % of each other up to 256 x 256, 256 and 512 the best at 1024 x 1024).
+BLOCK_BYTES = 256
 #: Layouts kept (least recently used dropped first); a plan holds FFTW's twiddles, no buffers.
 PLANS = 128
 #: ``auto`` (the default), ``fftw`` or ``ducc0``: the engine of every layout planned after it is set
@@ -397,6 +402,57 @@ class _FftwRunner:
             pass
 
 
+class _ColumnRunner:
+    """c2c transforms down adjacent columns, a block of columns at a time through a scratch
+    (``_native._call_columns``), scaling included: FFTW planned on the columns as they lie reads
+    elements a row apart, at power-of-two row lengths all in one cache set.
+
+    ``x`` and ``out`` are (cols, n) "rows" whose rows are adjacent columns (strides (1, row)).
+    Each block is ``BLOCK_BYTES`` of every row of x, gathered as rows of a scratch ``dist``
+    elements apart (64-byte multiples, padded off multiples of 512 bytes), planned in place once
+    on a scratch of that layout; the last, narrower block has a plan of its own.
+    """
+
+    def __init__(self, op: str, inorm: int, x: Ref, out: Ref, measure: bool, native: Any) -> None:
+        kind, forward, _ = _OPS[op]
+        assert kind == "c2c" and x.strides[0] == 1 and out.strides[0] == 1
+        fftw = _fftw_for(x.dtype.dtype)
+        assert fftw is not None
+        self.fftw, self.native = fftw, native
+        cols, n = x.shape
+        self.itemsize = size = x.dtype.dtype.itemsize
+        self.block = min(cols, BLOCK_BYTES // size)
+        step = 64 // size
+        self.dist = -(-n // step) * step
+        if self.dist * size % 512 == 0:
+            self.dist += step
+        sign = _FORWARD if forward else _BACKWARD
+        flags = _MEASURE if measure else _ESTIMATE
+        scratch = native.alloc(self.block * self.dist * size)
+        try:
+            at, rest = scratch.address, cols % self.block
+            self.plan = fftw.plan(kind, sign, n, self.block, at, self.dist, at, self.dist, flags)
+            self.tail = self.plan if rest == 0 else fftw.plan(kind, sign, n, rest, at, self.dist, at, self.dist, flags)
+        finally:
+            native.free(scratch)
+        self.address = fftw.addresses[kind]
+        self.factor = (1.0, 1.0 / math.sqrt(n), 1.0 / n)[inorm]
+
+    def __call__(self, x: Ref, out: Ref) -> None:
+        (cols, n), size = x.shape, self.itemsize
+        self.native._call_columns(self.address, self.plan, self.tail, _address(x), x.strides[1] * size,
+                                  _address(out), out.strides[1] * size, n, cols, self.block, self.dist, size,
+                                  self.factor)  # fmt: skip
+
+    __del__ = _FftwRunner.__del__
+
+
+def _columns(op: str, x: Ref, out: Ref) -> bool:
+    """Whether a 1-D step ``op`` from rows ``x`` into rows ``out`` is c2c down adjacent columns
+    (what ``_ColumnRunner`` runs)."""
+    return _OPS[op][0] == "c2c" and x.strides[0] == 1 == out.strides[0] and x.shape[0] > 1 and x.shape[1] > 1
+
+
 def _halves(out: Ref) -> tuple[Ref, Ref, Ref]:
     """For an (M, N) ``out`` of fft of a real signal: its first h = N // 2 + 1 columns (the r2c
     op's), columns N - h .. 1 reversed (the mirror) and columns h .. N - 1 (their conjugates)."""
@@ -463,7 +519,8 @@ class Plans:
     def over_axes(self, op: str, norm: str, x: Ref, out: Ref, axes: tuple[int, ...], threads: int) -> Runner:
         """``fft-axes`` on a layout that is not rows: ducc0 over the axes as the operands lie,
         one axis at a time as rows (``_by_rows``), or, where the layout allows, one axis at a
-        time in place without copies (``_by_strides``): the fastest measured on the operands
+        time in place without copies (``_by_strides``; ``blocks``: its column steps through a
+        scratch, with FFTW): the fastest measured on the operands
         themselves (x is only read, out only written), once per layout; above ``LARGE`` bytes
         ducc0, unmeasured. ``NDPLANE_CPU_FFT`` pins the way: ``fftw``'s is by strides where the
         layout allows, else by rows."""
@@ -478,6 +535,8 @@ class Plans:
                       "rows": _by_rows(self, op, norm, axes, threads)}  # fmt: skip
         if (steps := _strided_steps(op, x, out, axes)) is not None:
             candidates["strides"] = _by_strides(self, op, norm, steps, threads)
+            if _fftw_for(x.dtype.dtype) is not None and any(_columns(s, a, o) for s, _, a, o in steps):
+                candidates["blocks"] = _by_strides(self, op, norm, steps, threads, blocks=True)
         nbytes = x.size * x.dtype.dtype.itemsize + out.size * out.dtype.dtype.itemsize
         if forced in ("fftw", "ducc0"):
             name = "ducc0" if forced == "ducc0" else "strides" if "strides" in candidates else "rows"
@@ -489,6 +548,16 @@ class Plans:
             name = _fastest(candidates, x, out, rounds=5)
         with self.lock:  # NOTE: measured outside it: the rows way plans through get()
             return self._keep(key, (name, candidates[name]))
+
+    def columns(self, op: str, inorm: int, x: Ref, out: Ref) -> Runner:
+        """The ``_ColumnRunner`` of ``op`` on this layout (``_columns``), planned once."""
+        key = ("columns", op, inorm, x.dtype, x.shape, x.strides, out.strides)
+        with self.lock:
+            hit = self._hit(key)
+            if hit is None:
+                run = _ColumnRunner(op, inorm, x, out, x.size >= SMALL, self.native)
+                hit = self._keep(key, ("fftw", run))
+            return hit
 
     def fresh(self, dtype: Any, shape: tuple[int, ...]) -> Ref:
         """A C-contiguous Ref of ``shape`` over a new block of the backend's (cached) memory."""
@@ -704,11 +773,13 @@ def _strided_steps(op: str, x: Ref, out: Ref, axes: tuple[int, ...]) -> list[tup
     return steps
 
 
-def _by_strides(plans: Plans, op: str, norm: str, steps: list[tuple[str, int, Ref, Ref]], threads: int) -> Runner:
+def _by_strides(plans: Plans, op: str, norm: str, steps: list[tuple[str, int, Ref, Ref]], threads: int,
+                blocks: bool = False) -> Runner:  # fmt: skip
     """``op`` as the 1-D transforms of ``_strided_steps``, each on the planned engine (FFTW plans
     strided rows as well as contiguous ones) straight from one operand into the next: no
     transposing copy, where ``_by_rows`` moves each axis last in a copy first. A 2-D ``fftn``
-    is one pass over the rows and one over the columns."""
+    is one pass over the rows and one over the columns. With ``blocks``, c2c steps down columns
+    run a block of columns at a time through a scratch (``_ColumnRunner``)."""
 
     def on(ref: Ref, layout: Ref) -> Ref:
         return Ref(ref.buffer, layout.dtype, layout.shape, layout.strides, ref.offset, layout.size, layout.contiguous)
@@ -724,7 +795,11 @@ def _by_strides(plans: Plans, op: str, norm: str, steps: list[tuple[str, int, Re
                     dst = plans.fresh(rows_out.dtype, (rows_out.size,))
                     fresh.append(dst)
                 a, o = on(src, rows_in), on(dst, rows_out)
-                plans.get(step, _INORM[norm][_OPS[step][2]], a, o, threads)(a, o)
+                inorm = _INORM[norm][_OPS[step][2]]
+                if blocks and _columns(step, a, o):
+                    plans.columns(step, inorm, a, o)(a, o)
+                else:
+                    plans.get(step, inorm, a, o, threads)(a, o)
                 src = dst
         finally:
             for ref in fresh:

@@ -453,11 +453,46 @@ def test_over_axes_each_way(kernel, case, axes):
                 _check(out, want, tol * 10)
         ways = {way for key, (way, _) in kernel.plans.runners.items() if key[0] == "axes"}
         if kernel.engine == "auto":
-            assert ways <= {"ducc0", "rows", "strides"}, ways
+            assert ways <= {"ducc0", "rows", "strides", "blocks"}, ways
         elif kernel.engine == "ducc0":
             assert ways == {"ducc0"}, ways
         else:  # in place where the other axes merge into one (a contiguous x), else by rows
             assert ways and ways <= {"rows", "strides"}, ways
+
+
+@pytest.mark.parametrize("precision", list(PRECISIONS))
+@pytest.mark.parametrize(("m", "n"), [(256, 256), (250, 250), (64, 3), (3, 64), (512, 40), (17, 1024), (2, 2)])
+def test_column_runner_blocks_and_tails(precision, m, n):
+    """``_ColumnRunner``: c2c down the n columns of an (m, n) array a block of columns at a time
+    (blocks over the threads, a narrower last block, power-of-two rows and their padded
+    scratch), into an out of another row stride and in place, each norm, both signs."""
+    if "fftw" not in ENGINES:
+        pytest.skip("the column runner runs FFTW's plans")
+    _, cplx, tol = PRECISIONS[precision]
+    native = cpu._native()
+    plans = _fft.Plans(native)
+    rng = np.random.default_rng(m * n)
+    base = (rng.standard_normal((m, n)) + 1j * rng.standard_normal((m, n))).astype(cplx)
+    for op in ("fft", "ifft"):
+        for norm in ("backward", "ortho", "forward"):
+            inorm = _fft._INORM[norm][_fft._OPS[op][2]]
+            want = getattr(np.fft, op)(base.astype(np.complex128), axis=0, norm=norm)
+            x = nd.asarray(base, device="cpu")
+            wide = nd.full((m, n + 5), nd.nan, dtype=cplx, device="cpu")
+            out = wide[:, :n]
+            a, o = x._ref.permuted((1, 0)), out._ref.permuted((1, 0))
+            assert _fft._columns(op, a, o) == (m > 1 and n > 1)
+            if not _fft._columns(op, a, o):
+                continue
+            plans.columns(op, inorm, a, o)(a, o)
+            _check(out, want, tol * 10)
+            assert np.isnan(wide.to_numpy()[:, n:]).all(), "wrote past the columns"
+            plans.columns(op, inorm, a, a)(a, a)  # in place
+            _check(x, want, tol * 10)
+    with pytest.raises(ValueError, match="_call_columns: expected"):
+        native._call_columns(0, 1, 1, 1, 8, 1, 8, 4, 4, 4, 4, 8, 1.0)
+    with pytest.raises(ValueError, match="itemsize of 8 or 16"):
+        native._call_columns(1, 1, 1, 1, 8, 1, 8, 4, 4, 4, 4, 4, 1.0)
 
 
 @pytest.mark.parametrize("shape", [(6, 10), (16, 8), (1, 9), (9, 1), (4, 6, 10)])
@@ -467,7 +502,8 @@ def test_over_axes_each_way(kernel, case, axes):
 def test_by_strides_transforms_each_axis_where_it_lies(kernel, shape, op, axes):
     """The strided way (``_by_strides``): each 1-D transform reads and writes its operands as
     they lie (the columns of a C-contiguous array are rows of stride N), on each engine, every
-    norm, into a C-contiguous out and into a transposed one."""
+    norm, into a C-contiguous out and into a transposed one; and with ``blocks``, the c2c steps
+    down columns through ``_ColumnRunner``'s scratch."""
     axes = tuple(a % len(shape) for a in axes)
     if len(shape) == 3 and axes in ((0, 1), (1, 0)):
         axes = (0, 2) if axes == (0, 1) else (2, 0)
@@ -488,7 +524,9 @@ def test_by_strides_transforms_each_axis_where_it_lies(kernel, shape, op, axes):
                 if steps is None:  # out's other axes do not merge, or a real signal's fft into strided rows
                     assert not out._ref.contiguous and (len(shape) == 3 or base.dtype.kind == "f")
                     continue
-                _fft._by_strides(plans, op, norm, steps, 2)(x._ref, out._ref)
-                _check(out, want, tol * 10)
+                for blocks in (False, True):
+                    out[...] = nd.nan
+                    _fft._by_strides(plans, op, norm, steps, 2, blocks)(x._ref, out._ref)
+                    _check(out, want, tol * 10)
     assert _fft._strided_steps("fft", nd.ones((3, 4, 5), dtype=nd.complex64)._ref,
                                nd.ones((3, 4, 5), dtype=nd.complex64)._ref, (1,)) is None, "the middle axis"  # fmt: skip
