@@ -24,7 +24,8 @@ on the planned engine (each axis moved last in a C-contiguous copy, the last ste
 straight into ``out``, which the core lays out with that axis innermost); where the other axes
 merge into one, each axis's transforms where they lie (FFTW's strided plans), and the same with
 the columns' steps run a block of columns at a time through a scratch (``_ColumnRunner``); the
-fastest runs every later call (``Plans.over_axes``). ``NDPLANE_CPU_FFT=fftw`` pins the rows, ``ducc0`` ducc0.
+fastest runs every later call (``Plans.over_axes``). ``NDPLANE_CPU_FFT=fftw`` pins the strides
+where the layout allows, else the rows; ``ducc0`` ducc0.
 docs/performance.md ("FFT on the cpu backend") has the measurements behind each choice.
 """
 
@@ -430,9 +431,9 @@ class _ColumnRunner:
         flags = _MEASURE if measure else _ESTIMATE
         scratch = native.alloc(self.block * self.dist * size)
         try:
-            at, rest = scratch.address, cols % self.block
-            self.plan = fftw.plan(kind, sign, n, self.block, at, self.dist, at, self.dist, flags)
-            self.tail = self.plan if rest == 0 else fftw.plan(kind, sign, n, rest, at, self.dist, at, self.dist, flags)
+            at, rest, dist = scratch.address, cols % self.block, self.dist
+            self.plan = fftw.plan(kind, sign, n, self.block, at, dist, at, dist, flags)
+            self.tail = self.plan if rest == 0 else fftw.plan(kind, sign, n, rest, at, dist, at, dist, flags)
         finally:
             native.free(scratch)
         self.address = fftw.addresses[kind]
@@ -520,8 +521,8 @@ class Plans:
         """``fft-axes`` on a layout that is not rows: ducc0 over the axes as the operands lie,
         one axis at a time as rows (``_by_rows``), or, where the layout allows, one axis at a
         time in place without copies (``_by_strides``; ``blocks``: its column steps through a
-        scratch, with FFTW): the fastest measured on the operands
-        themselves (x is only read, out only written), once per layout; above ``LARGE`` bytes
+        scratch, with FFTW): the fastest measured on the operands themselves (x is only read,
+        out only written), once per layout; above ``LARGE`` bytes
         ducc0, unmeasured. ``NDPLANE_CPU_FFT`` pins the way: ``fftw``'s is by strides where the
         layout allows, else by rows."""
         key = ("axes", op, norm, axes, x.dtype, x.shape, x.strides, out.shape, out.strides, _address(x) % 64,

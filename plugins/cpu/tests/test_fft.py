@@ -460,8 +460,11 @@ def test_over_axes_each_way(kernel, case, axes):
             assert ways and ways <= {"rows", "strides"}, ways
 
 
+COLUMN_SHAPES = [(256, 256), (250, 250), (64, 3), (3, 64), (512, 40), (17, 1024), (2, 2)]
+
+
 @pytest.mark.parametrize("precision", list(PRECISIONS))
-@pytest.mark.parametrize(("m", "n"), [(256, 256), (250, 250), (64, 3), (3, 64), (512, 40), (17, 1024), (2, 2)])
+@pytest.mark.parametrize(("m", "n"), COLUMN_SHAPES)
 def test_column_runner_blocks_and_tails(precision, m, n):
     """``_ColumnRunner``: c2c down the n columns of an (m, n) array a block of columns at a time
     (blocks over the threads, a narrower last block, power-of-two rows and their padded
