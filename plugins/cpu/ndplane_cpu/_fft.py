@@ -63,6 +63,13 @@ OPS = frozenset(_OPS)
 _HALF = {"fft": "rfft", "ifft": "ihfft"}
 # norm -> the scaling (0: none, 1: 1/sqrt(n), 2: 1/n; ducc0's inorm) of a forward and an inverse op
 _INORM = {"backward": (0, 2), "ortho": (1, 1), "forward": (2, 0)}
+
+
+def _factor(inorm: int, n: int) -> float:
+    """The scale of ``inorm`` (ducc0's: 0 none, 1 ``1/sqrt(n)``, 2 ``1/n``) for length ``n``."""
+    return (1.0, 1.0 / math.sqrt(n), 1.0 / n)[inorm]
+
+
 _PAIR: dict[np.dtype[Any], np.dtype[Any]] = {
     np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128),
 }  # fmt: skip
@@ -335,7 +342,7 @@ class _FftwRunner:
                 native.free(src.buffer)
         self.execute = fftw.execute[kind]
         self.address = fftw.addresses[kind]
-        self.factor = (1.0, 1.0 / math.sqrt(n), 1.0 / n)[inorm]
+        self.factor = _factor(inorm, n)
         self.width = 2 if out.dtype.dtype.kind == "c" else 1
         self.real = _ND[_REAL.get(out.dtype.dtype, out.dtype.dtype)]
         # NOTE: ihfft's rows of unit stride are conjugated and scaled in one pass (below)
@@ -437,7 +444,7 @@ class _ColumnRunner:
         finally:
             native.free(scratch)
         self.address = fftw.addresses[kind]
-        self.factor = (1.0, 1.0 / math.sqrt(n), 1.0 / n)[inorm]
+        self.factor = _factor(inorm, n)
 
     def __call__(self, x: Ref, out: Ref) -> None:
         (cols, n), size = x.shape, self.itemsize

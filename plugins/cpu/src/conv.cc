@@ -332,10 +332,10 @@ template <class T> void grad_bias(const Geo& q, const T* gy, T* gb) {
 // a copy of the weights that holds each block of OB output channels as (Cg KH KW, OB), Og
 // rounded up to OB with zeros, so no tile branches). The inputs come from a zero-padded window
 // of a block of rows (Cg, R + KH - 1, Wp), so no read leaves the window and the borders need
-// no branch. 16 x 64 x 64 images, 16 output
-// channels, 3 x 3, one thread on a Zen 4: 103 GFLOP/s (the im2col + OpenBLAS path 56). The
-// gradient of the input runs on it too (direct_grad_input), and the gradient of the weights on a
-// kernel of the same shape (direct_gw_block).
+// no branch. 16 x 64 x 64 images, 16 output channels, 3 x 3, one thread on a Zen 4: 103 GFLOP/s
+// (the im2col + OpenBLAS path 56). The gradient of the input runs on it too
+// (direct_grad_input), and the gradient of the weights on a kernel of the same shape
+// (direct_gw_block).
 // ---------------------------------------------------------------------------
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define NDP_CONV_DIRECT 1

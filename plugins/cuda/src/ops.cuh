@@ -15,11 +15,12 @@ namespace ndp::ops {
     X(reciprocal) X(round) X(sigmoid) X(sign) X(signbit) X(silu) X(sin) X(sinh) X(sqrt)       \
     X(square) X(tan) X(tanh) X(trunc)
 
-#define NDP_BINARY_OPS(X)                                                                    \
-    X(add) X(atan2) X(bce_with_logits) X(bitwise_and) X(bitwise_left_shift) X(bitwise_or) X(bitwise_right_shift) \
-    X(bitwise_xor) X(copysign) X(divide) X(equal) X(floor_divide) X(greater) X(greater_equal) \
-    X(hypot) X(less) X(less_equal) X(logaddexp) X(logaddexp2) X(logical_and) X(logical_or)     \
-    X(logical_xor) X(maximum) X(minimum) X(multiply) X(nextafter) X(not_equal) X(pow)         \
+#define NDP_BINARY_OPS(X)                                                                \
+    X(add) X(atan2) X(bce_with_logits) X(bitwise_and) X(bitwise_left_shift)              \
+    X(bitwise_or) X(bitwise_right_shift) X(bitwise_xor) X(copysign) X(divide) X(equal)   \
+    X(floor_divide) X(greater) X(greater_equal) X(hypot) X(less) X(less_equal)           \
+    X(logaddexp) X(logaddexp2) X(logical_and) X(logical_or) X(logical_xor) X(maximum)    \
+    X(minimum) X(multiply) X(nextafter) X(not_equal) X(pow)                              \
     X(remainder) X(subtract)
 
 enum Unary : int {
